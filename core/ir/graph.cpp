@@ -1,0 +1,122 @@
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lathe::ir {
+
+int64_t TensorMeta::numel() const {
+  int64_t n = 1;
+  for (const auto& d : sizes) n *= d.value;
+  return n;
+}
+
+uint64_t TensorMeta::storageBytes() const {
+  if (kind != ValueKind::Tensor) return 0;
+  const uint64_t item = dtypeSize(dtype);
+  if (!hasStrides || strides.size() != sizes.size()) return static_cast<uint64_t>(std::max<int64_t>(numel(), 0)) * item;
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i].value <= 0) return 0;
+    extent += (sizes[i].value - 1) * std::abs(strides[i].value);
+  }
+  return static_cast<uint64_t>(extent) * item;
+}
+
+bool TensorMeta::allHinted() const {
+  auto hinted = [](const SymDim& d) { return d.hasHint; };
+  return std::all_of(sizes.begin(), sizes.end(), hinted) && std::all_of(strides.begin(), strides.end(), hinted);
+}
+
+bool Arg::operator==(const Arg& o) const {
+  if (kind != o.kind) return false;
+  switch (kind) {
+    case Kind::None: return true;
+    case Kind::Node: return node == o.node;
+    case Kind::Int: return i == o.i;
+    case Kind::Float: return f == o.f || (std::isnan(f) && std::isnan(o.f));
+    case Kind::Bool: return b == o.b;
+    case Kind::DType: return dtype == o.dtype;
+    case Kind::String:
+    case Kind::Device:
+    case Kind::Layout:
+    case Kind::MemoryFormat:
+    case Kind::SymExpr:
+    case Kind::Raw: return s == o.s;
+    case Kind::List:
+    case Kind::Tuple:
+    case Kind::Dict: return items == o.items && keys == o.keys;
+  }
+  return false;
+}
+
+NodeId Graph::addNode(Node node) {
+  const auto id = static_cast<NodeId>(nodes_.size());
+  if (node.kind == NodeKind::Output) output_ = id;
+  nodes_.push_back(std::move(node));
+  return id;
+}
+
+void Graph::addSubgraph(std::string_view attrName, std::shared_ptr<Graph> g) {
+  subgraphs_.emplace_back(std::string(attrName), std::move(g));
+}
+
+void Graph::finalize() {
+  const size_t n = nodes_.size();
+  inputOffsets_.assign(n + 1, 0);
+  inputIds_.clear();
+  std::vector<uint32_t> userCount(n, 0);
+  std::vector<NodeId> scratch;
+  for (NodeId id = 0; id < n; ++id) {
+    scratch.clear();
+    auto collect = [&](NodeId ref) {
+      if (ref < n && std::find(scratch.begin(), scratch.end(), ref) == scratch.end()) scratch.push_back(ref);
+    };
+    for (const auto& a : nodes_[id].args) forEachNodeRef(a, collect);
+    for (const auto& [k, a] : nodes_[id].kwargs) forEachNodeRef(a, collect);
+    for (NodeId ref : scratch) ++userCount[ref];
+    inputIds_.insert(inputIds_.end(), scratch.begin(), scratch.end());
+    inputOffsets_[id + 1] = static_cast<uint32_t>(inputIds_.size());
+  }
+  userOffsets_.assign(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) userOffsets_[i + 1] = userOffsets_[i] + userCount[i];
+  userIds_.assign(userOffsets_[n], kNoNode);
+  std::vector<uint32_t> fill(userOffsets_.begin(), userOffsets_.end() - 1);
+  for (NodeId id = 0; id < n; ++id)
+    for (uint32_t k = inputOffsets_[id]; k < inputOffsets_[id + 1]; ++k) userIds_[fill[inputIds_[k]]++] = id;
+  byName_.clear();
+  byName_.reserve(n);
+  for (NodeId id = 0; id < n; ++id) byName_.emplace(str(nodes_[id].name), id);
+  finalized_ = true;
+}
+
+std::span<const NodeId> Graph::inputs(NodeId id) const {
+  return {inputIds_.data() + inputOffsets_[id], inputOffsets_[id + 1] - inputOffsets_[id]};
+}
+
+std::span<const NodeId> Graph::users(NodeId id) const {
+  return {userIds_.data() + userOffsets_[id], userOffsets_[id + 1] - userOffsets_[id]};
+}
+
+NodeId Graph::find(std::string_view name) const {
+  auto it = byName_.find(name);
+  return it == byName_.end() ? kNoNode : it->second;
+}
+
+GraphCounts countGraph(const Graph& g) {
+  GraphCounts c;
+  c.nodes = g.size();
+  for (const auto& n : g.nodes()) {
+    if (n.synthetic) continue;
+    if (n.kind == NodeKind::Placeholder) {
+      ++c.placeholders;
+      continue;
+    }
+    if (n.kind == NodeKind::Output) continue;
+    ++c.calls;
+    if (g.str(n.target).starts_with("torch.ops.")) ++c.torchOps;
+  }
+  return c;
+}
+
+}  // namespace lathe::ir

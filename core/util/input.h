@@ -1,0 +1,64 @@
+// Reading user files: plain or gzip (detected by content, not by name), streamed in chunks.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace lathe {
+
+// A readable byte stream over a plain or gzip-compressed file. Throws Error(BadInput) when the
+// file cannot be opened; read errors in the middle (truncated gzip) end the stream and set damaged().
+class InputFile {
+ public:
+  explicit InputFile(const std::filesystem::path& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  // Reads up to n bytes; returns 0 at end of stream.
+  size_t read(char* out, size_t n);
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  // Size of the file on disk and how far into it reading has got (for progress).
+  [[nodiscard]] uint64_t fileSize() const { return fileSize_; }
+  [[nodiscard]] uint64_t fileOffset() const;
+  [[nodiscard]] bool damaged() const { return !damage_.empty(); }
+  [[nodiscard]] const std::string& damage() const { return damage_; }
+
+ private:
+  std::filesystem::path path_;
+  void* gz_ = nullptr;  // gzFile
+  uint64_t fileSize_ = 0;
+  std::string damage_;
+};
+
+// Whole contents of a (possibly gzip) file, refusing more than maxBytes decompressed.
+[[nodiscard]] std::string readFile(const std::filesystem::path& path, uint64_t maxBytes = uint64_t{1} << 34);
+
+// Splits a stream into lines ('\n', a trailing '\r' removed). Lines longer than maxLine are cut
+// to maxLine bytes and flagged, so one enormous line cannot exhaust memory.
+class LineReader {
+ public:
+  explicit LineReader(InputFile& input, size_t maxLine = size_t{256} << 20);
+  // Returns false at end of input. The view stays valid until the next call.
+  bool next(std::string_view& line);
+  [[nodiscard]] uint64_t lineNumber() const { return lineNumber_; }  // 1-based number of the last line
+  [[nodiscard]] bool lastLineTruncated() const { return truncated_; }
+  [[nodiscard]] uint64_t bytesConsumed() const { return consumed_; }
+
+ private:
+  bool fill();
+  InputFile& input_;
+  size_t maxLine_;
+  std::unique_ptr<char[]> buf_;
+  size_t cap_ = 0, begin_ = 0, end_ = 0;
+  bool eof_ = false;
+  bool truncated_ = false;
+  std::string truncatedLine_;
+  uint64_t lineNumber_ = 0;
+  uint64_t consumed_ = 0;
+};
+
+}  // namespace lathe
