@@ -10,6 +10,7 @@
 #include "ir/graph.h"
 #include "ir/sym_expr.h"
 #include "util/diagnostics.h"
+#include "util/progress.h"
 
 namespace lathe::io {
 
@@ -19,6 +20,8 @@ struct FxParseOptions {
   uint64_t firstLine = 1;
   // Resolves hints of symbolic sizes (from create_symbol events of the same compile). Optional.
   ir::SymbolLookup symbols;
+  // Checked for cancellation while parsing (a graph can be tens of MB). Optional.
+  const Progress* progress = nullptr;
 };
 
 // Parses one printed GraphModule (with its nested subgraph classes). Lines that cannot be parsed

@@ -44,7 +44,9 @@ struct TensorMeta {
   StrId device = 0;   // "cuda:0", "cpu", "meta"; 0 = not given
   StrId wrapper = 0;  // tensor subclass around it: "FunctionalTensor", "DTensor"; 0 = plain
   StrId extra = 0;    // text after the tensor inside a wrapper (DTensor placements), kept verbatim
-  StrId symExpr = 0;  // SymInt/SymFloat/SymBool: the expression ("s77"); Opaque: raw annotation
+  // SymInt/SymFloat/SymBool: the expression ("s77"). Opaque: the annotation as printed, quotes
+  // included when it was quoted (`"weird"`), bare for a Python type (`torch.SymInt`).
+  StrId symExpr = 0;
 
   [[nodiscard]] bool isTensor() const { return kind == ValueKind::Tensor; }
   // Element count and storage bytes from sizes/strides, using hints for symbolic dims.
@@ -75,6 +77,8 @@ struct Arg {
     Dict,          // keys[i] -> items[i]
     Raw,           // s: anything else, kept verbatim (e.g. "slice(None, None, None)")
   };
+  // SymExpr and Raw may also hold in items the node references found inside their text
+  // ("slice(None, sym_size, None)"), so that users/inputs stay complete.
   Kind kind = Kind::None;
   bool b = false;
   ir::DType dtype = ir::DType::Unknown;
@@ -119,6 +123,7 @@ struct Provenance {
   StrId function = 0;
   StrId code = 0;
   StrId modulePath = 0;  // "model.layers.0.self_attn" where known
+  StrId annotation = 0;  // `# Annotation: {...}` (node.meta["custom"]) kept verbatim, braces included
   friend bool operator==(const Provenance&, const Provenance&) = default;
 };
 
@@ -129,13 +134,17 @@ struct Node {
   StrId name = 0;
   // Canonical target: "torch.ops.aten.mm.default", "operator.getitem", "operator.mul",
   // "torch.ops.higher_order.wrap"; the method name for CallMethod; the attribute path for GetAttr;
-  // "output" for the output node; 0 for placeholders.
+  // "output" for the output node. Placeholders: the forward parameter name when it differs from the
+  // node name (Dynamo's `L_x_` read as `l_x_ = L_x_`, `*args`), else 0.
   StrId target = 0;
-  std::vector<Arg> args;
+  std::vector<Arg> args;  // placeholders: the default value from the signature, if any
   std::vector<std::pair<StrId, Arg>> kwargs;
   TensorMeta meta;
   StrId comment = 0;  // trailing comment kept verbatim: "PlainAOTInput(idx=0)"
   Provenance provenance;
+  // Output node: the trailing comment of each returned item, in order ("GradAOTOutput(grad_of=
+  // PlainAOTInput(idx=1))", "None"); empty when the text has none. 0 for an item without one.
+  std::vector<StrId> itemComments;
 };
 
 class Graph;
@@ -151,6 +160,7 @@ class Graph {
   StringPool& strings() { return strings_; }
   StrId intern(std::string_view s) { return strings_.intern(s); }
   NodeId addNode(Node node);
+  void reserve(size_t nodes) { nodes_.reserve(nodes); }
   Node& mutableNode(NodeId id) { return nodes_[id]; }
   void addSubgraph(std::string_view attrName, std::shared_ptr<Graph> g);
   void setClassName(std::string_view name) { className_ = intern(name); }

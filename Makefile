@@ -1,0 +1,33 @@
+# Thin wrapper over CMake presets. `make run` and `make test` are the only set-up commands.
+.PHONY: run test build setup asan fuzz bench clean
+
+JOBS ?= $(shell nproc)
+EXAMPLE := resources/examples/llama3_8b_2l_tiny_train.log.gz
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	cmake --preset default
+	cmake --build --preset default -j $(JOBS)
+
+run: build
+	build/default/app/cli/lathe info $(EXAMPLE)
+
+test: build
+	ctest --preset default
+	cmake --preset asan
+	cmake --build --preset asan -j $(JOBS)
+	ctest --preset asan
+	cmake --preset fuzz
+	cmake --build --preset fuzz -j $(JOBS)
+	ctest --preset fuzz
+
+bench: setup
+	@scripts/setup.sh --python
+	cmake --preset release
+	cmake --build --preset release -j $(JOBS)
+	bench/load/run.sh
+
+clean:
+	rm -rf build

@@ -1,0 +1,30 @@
+// Output helpers for the CLI: aligned text tables and human-readable sizes.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace lathe::cli {
+
+// Collects rows and prints them with columns padded to the widest cell. Numeric-looking columns
+// are right-aligned.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& out, const std::string& indent = "") const;
+  [[nodiscard]] bool empty() const { return rows_.empty(); }
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// 1536 -> "1.5 KiB"
+[[nodiscard]] std::string formatBytes(uint64_t bytes);
+// Seconds with a sensible unit: "12.3 s", "45 ms".
+[[nodiscard]] std::string formatSeconds(double seconds);
+
+}  // namespace lathe::cli

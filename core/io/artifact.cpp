@@ -1,0 +1,62 @@
+#include "io/artifact.h"
+
+#include "util/diagnostics.h"
+
+namespace lathe::io {
+namespace {
+
+void appendWithSubgraphs(std::vector<GraphListing>& out, GraphListing listing) {
+  const std::shared_ptr<const ir::Graph> graph = listing.graph;
+  const std::string parentId = listing.id;
+  GraphListing parent = listing;
+  out.push_back(std::move(listing));
+  for (const auto& [attr, sub] : graph->subgraphs()) {
+    GraphListing child = parent;
+    child.id = parentId + "/" + attr;
+    child.parent = parentId;
+    child.graph = sub;
+    appendWithSubgraphs(out, std::move(child));
+  }
+}
+
+}  // namespace
+
+const Diagnostics& Artifact::diagnostics() const {
+  if (trace) return trace->diagnostics;
+  if (exported) return exported->diagnostics;
+  if (snapshot) return snapshot->diagnostics;
+  static const Diagnostics kNone;
+  return kNone;
+}
+
+std::vector<GraphListing> Artifact::graphs() const {
+  std::vector<GraphListing> out;
+  if (trace) {
+    // The trace loader already lists nested subgraphs as entries of their own.
+    for (const auto& g : trace->graphs) out.push_back({g.id, g.compileId, g.kind, g.parent, g.rank, g.graph});
+  }
+  if (exported) {
+    for (const auto& m : exported->models)
+      if (m.graph) appendWithSubgraphs(out, {m.name + ":exported_program", m.name, "exported_program", "", -1, m.graph});
+  }
+  return out;
+}
+
+Artifact loadArtifact(const std::filesystem::path& path, const Progress& progress) {
+  Artifact artifact;
+  artifact.path = path;
+  artifact.kind = detectArtifactKind(path);
+  switch (artifact.kind) {
+    case ArtifactKind::TraceLog: artifact.trace = loadTraceLog(path, progress); break;
+    case ArtifactKind::ExportArchive: artifact.exported = loadPt2(path, progress); break;
+    case ArtifactKind::MemorySnapshot: artifact.snapshot = loadMemorySnapshot(path, progress); break;
+    case ArtifactKind::Unknown:
+      throw Error(ErrorCode::BadInput,
+                  "not an artifact Lathe reads (expected a TORCH_TRACE log, a torch.export .pt2 or a CUDA memory "
+                  "snapshot pickle)",
+                  {path.string()});
+  }
+  return artifact;
+}
+
+}  // namespace lathe::io

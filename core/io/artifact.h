@@ -1,0 +1,45 @@
+// One entry point for anything a user opens: detects the kind and runs the matching loader, and
+// lists the graphs of any artifact the same way (what `lathe graphs` and the studio's tree show).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/artifact_kind.h"
+#include "io/memory_snapshot.h"
+#include "io/pt2.h"
+#include "io/trace_log.h"
+#include "ir/graph.h"
+#include "util/diagnostics.h"
+#include "util/progress.h"
+
+namespace lathe::io {
+
+struct GraphListing {
+  std::string id;         // "0/0:aot_joint_graph", "model:exported_program", ".../wrap_body_0"
+  std::string compileId;  // "0/0"; for a .pt2 the model name
+  std::string kind;       // TORCH_TRACE event or artifact name; "exported_program" for a .pt2
+  std::string parent;     // id of the enclosing graph for nested subgraphs
+  int32_t rank = -1;
+  std::shared_ptr<const ir::Graph> graph;
+};
+
+struct Artifact {
+  ArtifactKind kind = ArtifactKind::Unknown;
+  std::filesystem::path path;
+  std::optional<TraceLog> trace;
+  std::optional<Pt2Archive> exported;
+  std::optional<MemorySnapshot> snapshot;
+
+  [[nodiscard]] const Diagnostics& diagnostics() const;
+  // Every graph, nested subgraphs included (after their parent), in artifact order.
+  [[nodiscard]] std::vector<GraphListing> graphs() const;
+};
+
+// Throws Error(BadInput) when the path is unreadable or holds nothing Lathe knows.
+[[nodiscard]] Artifact loadArtifact(const std::filesystem::path& path, const Progress& progress = {});
+
+}  // namespace lathe::io

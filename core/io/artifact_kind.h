@@ -1,0 +1,22 @@
+// What a user-supplied path holds, decided from its content (names lie: `.log` files may be gzip,
+// `.pt2` files are zips, snapshots end in `.pickle` or anything else).
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+namespace lathe::io {
+
+enum class ArtifactKind {
+  TraceLog,        // TORCH_TRACE structured log (file, .gz, or a directory of rank files)
+  ExportArchive,   // torch.export .pt2 (zip)
+  MemorySnapshot,  // torch.cuda.memory._dump_snapshot pickle
+  Unknown,
+};
+
+[[nodiscard]] std::string_view artifactKindName(ArtifactKind kind);
+
+// Sniffs the first bytes (after gunzip). Throws Error(BadInput) when the path cannot be read.
+[[nodiscard]] ArtifactKind detectArtifactKind(const std::filesystem::path& path);
+
+}  // namespace lathe::io
