@@ -1,11 +1,14 @@
 # Thin wrapper over CMake presets. `make run` and `make test` are the only set-up commands.
-.PHONY: run test build setup asan fuzz bench clean
+.PHONY: run test build setup setup-python bench clean
 
 JOBS ?= $(shell nproc)
 EXAMPLE := resources/examples/llama3_8b_2l_tiny_train.log.gz
 
 setup:
 	@scripts/setup.sh
+
+setup-python: setup
+	@scripts/setup.sh --python
 
 build: setup
 	cmake --preset default
@@ -14,7 +17,7 @@ build: setup
 run: build
 	build/default/app/cli/lathe info $(EXAMPLE)
 
-test: build
+test: build setup-python
 	ctest --preset default
 	cmake --preset asan
 	cmake --build --preset asan -j $(JOBS)
@@ -23,8 +26,7 @@ test: build
 	cmake --build --preset fuzz -j $(JOBS)
 	ctest --preset fuzz
 
-bench: setup
-	@scripts/setup.sh --python
+bench: setup-python
 	cmake --preset release
 	cmake --build --preset release -j $(JOBS)
 	bench/load/run.sh

@@ -1,7 +1,12 @@
 # Warnings and sanitizers applied to every Lathe target through lathe_options.
 add_library(lathe_options INTERFACE)
-target_compile_options(lathe_options INTERFACE -Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor
+target_compile_options(lathe_options INTERFACE -Wall -Wextra -Wpedantic -Wnon-virtual-dtor
                                                -Wno-missing-field-initializers)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(lathe_options INTERFACE -Wshadow=local)
+else()
+  target_compile_options(lathe_options INTERFACE -Wshadow-uncaptured-local)
+endif()
 if(LATHE_WERROR)
   target_compile_options(lathe_options INTERFACE -Werror)
 endif()

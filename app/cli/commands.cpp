@@ -342,7 +342,7 @@ void printGuardTree(const io::GuardTree& tree) {
     for (uint32_t d = 0; d < n.depth; ++d) line.replace(2 * d, 2, "| ");
     line += "+- ";
     line += tree.text(n.type);
-    if (n.isLeaf()) {
+    if (n.isLeaf() && !n.code.empty()) {
       line += ": ";
       line += tree.text(n.code);
     } else if (!n.source.empty()) {

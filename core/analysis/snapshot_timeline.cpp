@@ -8,14 +8,14 @@ namespace lathe::analysis {
 
 namespace {
 
-using io::TraceAction;
 using io::AllocatorEvent;
+using io::TraceAction;
 
 constexpr uint32_t kStillLive = UINT32_MAX;  // end event of an allocation never freed in the trace
 constexpr size_t kCancelStride = 65536;
 
-// An allocation with the event that ends it, for finding what is live at a given event.
-struct Span {
+// An initial allocation with the event that frees it (kStillLive: none).
+struct InitialAllocation {
   LiveAllocation alloc;
   uint32_t endEvent = kStillLive;
 };
@@ -24,13 +24,27 @@ bool endsAllocation(TraceAction action) {
   return action == TraceAction::FreeCompleted || action == TraceAction::Free;
 }
 
-int64_t reservedDelta(const AllocatorEvent& e) {
-  const auto size = static_cast<int64_t>(e.size);
+// Reserved bytes are replayed in signed 64-bit arithmetic that saturates instead of overflowing:
+// sizes near 2^63 only come from damaged files, which then report reservedInconsistent.
+int64_t saturatingAdd(int64_t a, int64_t b, bool& saturated) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  saturated = true;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+int64_t signedBytes(uint64_t bytes, bool& saturated) {
+  if (bytes <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(bytes);
+  saturated = true;
+  return INT64_MAX;
+}
+
+int64_t reservedDelta(const AllocatorEvent& e, bool& saturated) {
   switch (e.action) {
     case TraceAction::SegmentAlloc:
-    case TraceAction::SegmentMap: return size;
+    case TraceAction::SegmentMap: return signedBytes(e.size, saturated);
     case TraceAction::SegmentFree:
-    case TraceAction::SegmentUnmap: return -size;
+    case TraceAction::SegmentUnmap: return -signedBytes(e.size, saturated);
     default: return 0;
   }
 }
@@ -70,80 +84,85 @@ class DeviceReplay {
     }
   }
 
-  // Pass 1: pairs allocs with frees, finds the initially allocated memory and the series.
+  // Pass 1: pairs allocs with frees, finds the initially allocated memory, the series and its peak.
   void replayAllocations() {
-    struct Change {
-      uint32_t event;
-      bool add;
-      uint64_t size;
-    };
-    std::vector<Change> changes;
-    std::unordered_map<uint64_t, Span> live;
+    // Points first hold the running sum of the trace's changes (modulo 2^64, as a free can come
+    // before the initial bytes are known); the initial bytes are added once known.
+    std::unordered_map<uint64_t, uint64_t> liveSize;  // address -> size
+    timeline_.allocated.push_back({kBeforeTrace, io::kNoTime, 0});
+    uint64_t running = 0;
     for (uint32_t i = 0; i < events_.size(); ++i) {
       tick(i);
       const AllocatorEvent& e = events_[i];
       if (e.action == TraceAction::Alloc) {
-        const Span span{{e.addr, e.size, i, e.frames, io::kNoFrame}, kStillLive};
-        auto [it, inserted] = live.try_emplace(e.addr, span);
+        auto [it, inserted] = liveSize.try_emplace(e.addr, e.size);
         if (!inserted) {  // the old allocation is never freed in the trace: it stays live
           ++timeline_.allocsOverLive;
-          spans_.push_back(it->second);
-          it->second = span;
+          it->second = e.size;
         }
-        changes.push_back({i, true, e.size});
+        running += e.size;
       } else if (endsAllocation(e.action)) {
-        if (auto it = live.find(e.addr); it != live.end()) {
-          it->second.endEvent = i;
-          spans_.push_back(it->second);
-          changes.push_back({i, false, it->second.alloc.size});
-          live.erase(it);
+        if (auto it = liveSize.find(e.addr); it != liveSize.end()) {
+          running -= it->second;
+          liveSize.erase(it);
         } else {
           ++timeline_.unmatchedFrees;
-          addInitial({{e.addr, e.size, kBeforeTrace, e.frames, io::kNoFrame}, i});
-          changes.push_back({i, false, e.size});
+          addInitial({e.addr, e.size, kBeforeTrace, e.frames, io::kNoFrame}, i);
+          running -= e.size;
         }
+      } else {
+        continue;
       }
+      timeline_.allocated.push_back({i, e.timeUs, running});
     }
     for (const io::SnapshotSegment& seg : snapshot_.segments) {
       if (seg.device != timeline_.device) continue;
       for (const io::SnapshotBlock& b : seg.blocks) {
-        if (b.state == io::BlockState::ActiveAllocated && !live.contains(b.address))
-          addInitial({{b.address, b.requestedSize, kBeforeTrace, b.frames, io::kNoFrame}, kStillLive});
+        if (b.state == io::BlockState::ActiveAllocated && !liveSize.contains(b.address))
+          addInitial({b.address, b.requestedSize, kBeforeTrace, b.frames, io::kNoFrame}, kStillLive);
       }
     }
-    for (const auto& [addr, span] : live) spans_.push_back(span);
-
-    uint64_t current = timeline_.initialAllocatedBytes;
-    timeline_.allocated.reserve(changes.size() + 1);
-    timeline_.allocated.push_back({kBeforeTrace, io::kNoTime, current});
-    timeline_.peakAllocatedBytes = current;
-    for (const Change& c : changes) {
-      // A free only ever removes bytes an earlier alloc or the initial state added.
-      current = c.add ? current + c.size : current - c.size;
-      timeline_.allocated.push_back({c.event, events_[c.event].timeUs, current});
-      if (current > timeline_.peakAllocatedBytes) {
-        timeline_.peakAllocatedBytes = current;
-        timeline_.peakEventIndex = c.event;
-        timeline_.peakTimeUs = events_[c.event].timeUs;
+    for (MemoryPoint& point : timeline_.allocated) {
+      point.bytes += timeline_.initialAllocatedBytes;
+      if (point.bytes > timeline_.peakAllocatedBytes || point.eventIndex == kBeforeTrace) {
+        timeline_.peakAllocatedBytes = point.bytes;
+        timeline_.peakEventIndex = point.eventIndex;
+        timeline_.peakTimeUs = point.timeUs;
       }
     }
-    timeline_.finalAllocatedBytes = current;
+    timeline_.finalAllocatedBytes = timeline_.allocated.back().bytes;
   }
 
-  void addInitial(const Span& span) {
-    timeline_.initialAllocatedBytes += span.alloc.size;
+  void addInitial(const LiveAllocation& alloc, uint32_t endEvent) {
+    timeline_.initialAllocatedBytes += alloc.size;
     ++timeline_.initialAllocationCount;
-    spans_.push_back(span);
+    initial_.push_back({alloc, endEvent});
   }
 
-  // Live at the peak: started at or before it (initial ones before everything) and not ended by it.
+  // Pass 2: replays the trace up to the peak to list what is live there: the initial allocations
+  // not yet freed, and what the trace allocated and had not freed.
   void collectLargestAtPeak() {
     const uint32_t peak = timeline_.peakEventIndex;
     std::vector<LiveAllocation> atPeak;
-    for (const Span& s : spans_) {
-      const bool started = s.alloc.allocEvent == kBeforeTrace || (peak != kBeforeTrace && s.alloc.allocEvent <= peak);
-      const bool ended = s.endEvent != kStillLive && peak != kBeforeTrace && s.endEvent <= peak;
-      if (started && !ended) atPeak.push_back(s.alloc);
+    for (const InitialAllocation& s : initial_)
+      if (s.endEvent == kStillLive || peak == kBeforeTrace || s.endEvent > peak) atPeak.push_back(s.alloc);
+    if (peak != kBeforeTrace) {
+      std::unordered_map<uint64_t, LiveAllocation> live;
+      for (uint32_t i = 0; i <= peak; ++i) {
+        tick(i);
+        const AllocatorEvent& e = events_[i];
+        if (e.action == TraceAction::Alloc) {
+          const LiveAllocation alloc{e.addr, e.size, i, e.frames, io::kNoFrame};
+          auto [it, inserted] = live.try_emplace(e.addr, alloc);
+          if (!inserted) {
+            atPeak.push_back(it->second);  // replaced while live: stays live for good
+            it->second = alloc;
+          }
+        } else if (endsAllocation(e.action)) {
+          live.erase(e.addr);  // an unmatched free ends an initial allocation, handled above
+        }
+      }
+      for (const auto& [addr, alloc] : live) atPeak.push_back(alloc);
     }
     timeline_.liveAtPeakCount = atPeak.size();
     const size_t keep = std::min(options_.largestAtPeak, atPeak.size());
@@ -159,15 +178,17 @@ class DeviceReplay {
   }
 
   void replayReserved() {
+    bool saturated = false;
     int64_t finalBytes = 0;
     for (const io::SnapshotSegment& seg : snapshot_.segments)
-      if (seg.device == timeline_.device) finalBytes += static_cast<int64_t>(seg.totalSize);
+      if (seg.device == timeline_.device)
+        finalBytes = saturatingAdd(finalBytes, signedBytes(seg.totalSize, saturated), saturated);
     int64_t net = 0;
-    for (const AllocatorEvent& e : events_) net += reservedDelta(e);
-    int64_t current = finalBytes - net;
+    for (const AllocatorEvent& e : events_) net = saturatingAdd(net, reservedDelta(e, saturated), saturated);
+    int64_t current = saturatingAdd(finalBytes, net == INT64_MIN ? INT64_MAX : -net, saturated);
     const auto clamp = [this](int64_t v) {
       if (v >= 0) return static_cast<uint64_t>(v);
-      timeline_.reservedUnderflow = true;
+      timeline_.reservedInconsistent = true;
       return uint64_t{0};
     };
     timeline_.finalReservedBytes = static_cast<uint64_t>(finalBytes);
@@ -177,7 +198,7 @@ class DeviceReplay {
     for (uint32_t i = 0; i < events_.size(); ++i) {
       const AllocatorEvent& e = events_[i];
       if (!isSegmentAction(e.action)) continue;
-      current += reservedDelta(e);
+      current = saturatingAdd(current, reservedDelta(e, saturated), saturated);
       const uint64_t bytes = clamp(current);
       timeline_.reserved.push_back({i, e.timeUs, bytes});
       if (bytes > timeline_.peakReservedBytes) {
@@ -185,6 +206,7 @@ class DeviceReplay {
         timeline_.peakReservedEventIndex = i;
       }
     }
+    if (saturated) timeline_.reservedInconsistent = true;
   }
 
   const io::MemorySnapshot& snapshot_;
@@ -192,7 +214,7 @@ class DeviceReplay {
   const SnapshotTimelineOptions& options_;
   const Progress& progress_;
   DeviceMemoryTimeline timeline_;
-  std::vector<Span> spans_;  // every allocation seen, with the event that ends it
+  std::vector<InitialAllocation> initial_;  // initially allocated, with the event that frees them
 };
 
 }  // namespace

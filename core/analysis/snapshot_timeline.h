@@ -19,7 +19,8 @@
 // (sum of total_size of the device's segments) and undo the trace backwards: segment_alloc and
 // segment_map added size, segment_free and segment_unmap removed it. reserved[0] is the state
 // before the first event; then one point per segment event. A trace that would need negative
-// reserved bytes (damaged, or segments missing) sets reservedUnderflow and clamps at zero.
+// reserved bytes (damaged, or segments missing) sets reservedInconsistent and clamps at zero;
+// so do sizes so large that the sums would overflow.
 #pragma once
 
 #include <array>
@@ -81,7 +82,7 @@ struct DeviceMemoryTimeline {
   uint64_t finalReservedBytes = 0;
   uint64_t peakReservedBytes = 0;
   uint32_t peakReservedEventIndex = kBeforeTrace;
-  bool reservedUnderflow = false;
+  bool reservedInconsistent = false;
 
   std::vector<OomEvent> ooms;
 };

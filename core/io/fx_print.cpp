@@ -101,12 +101,15 @@ class Printer {
       out_ += "):\n";
     }
     if (pytree) {
-      // Placeholders are declared in the body, then unpacked from the containers.
+      // Placeholders are declared in the body, then unpacked from the containers. Declared all or
+      // none, so that the unpack line does not reorder them.
+      bool declare = false;
+      for (NodeId id : placeholders) declare |= g.node(id).meta.kind != ValueKind::None || g.node(id).comment;
       for (NodeId id : placeholders) {
         const Node& n = g.node(id);
-        if (n.meta.kind == ValueKind::None && !n.comment) continue;
+        if (!declare) break;
         line(bodyIndent);
-        out_ += str(n.name);
+        out_ += rawParam(n);
         annotation(n.meta);
         if (n.comment) {
           out_ += "  # ";
@@ -114,28 +117,24 @@ class Printer {
         }
         out_ += '\n';
       }
-      if (!placeholders.empty()) {
-        line(bodyIndent);
-        for (NodeId id : placeholders) {
-          out_ += str(g.node(id).name);
-          out_ += ", ";
-        }
-        out_ += "= fx_pytree.tree_flatten_spec([";
-        for (size_t k = 0; k < params.size(); ++k) {
-          if (k) out_ += ", ";
-          out_ += params[k];
-        }
-        out_ += "], self._in_spec)\n";
+      line(bodyIndent);
+      for (NodeId id : placeholders) {
+        out_ += rawParam(g.node(id));
+        out_ += ", ";
       }
-      return false;
+      out_ += "= fx_pytree.tree_flatten_spec([";
+      for (size_t k = 0; k < params.size(); ++k) {
+        if (k) out_ += ", ";
+        out_ += params[k];
+      }
+      out_ += "], self._in_spec)\n";
     }
     // Placeholders read under another name than the parameter: `l_x_ = L_x_`.
     bool wroteAlias = false;
     for (NodeId id : placeholders) {
       const Node& n = g.node(id);
-      std::string_view param = str(n.target);
-      while (param.starts_with('*')) param.remove_prefix(1);
-      if (n.target == 0 || param == str(n.name)) continue;
+      const std::string_view param = rawParam(n);
+      if (param == str(n.name)) continue;
       line(bodyIndent);
       out_ += str(n.name);
       out_ += " = ";
@@ -144,6 +143,13 @@ class Printer {
       wroteAlias = true;
     }
     return wroteAlias;
+  }
+
+  // The parameter a placeholder comes from, without the stars of `*args`.
+  std::string_view rawParam(const Node& n) const {
+    std::string_view param = str(n.target ? n.target : n.name);
+    while (param.starts_with('*')) param.remove_prefix(1);
+    return param;
   }
 
   std::string paramText(const Node& n) {
@@ -202,6 +208,10 @@ class Printer {
         }
         out_ += "None";
       }
+      if (n.comment) {
+        out_ += "  # ";
+        out_ += str(n.comment);
+      }
       out_ += '\n';
     }
     if (!wroteStatement) {
@@ -238,7 +248,7 @@ class Printer {
       out_ += str(p.annotation);
       out_ += ' ';
     }
-    if (!p.file) {
+    if (!p.file && !p.line && !p.function && !p.code) {
       out_ += "No stacktrace found for following nodes\n";
       return;
     }

@@ -3,14 +3,19 @@
 // joined into a scratch buffer).
 #include "io/fx_text.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
-#include <deque>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "io/fx_python.h"
 
@@ -60,6 +65,32 @@ constexpr std::array<uint8_t, 256> kCharClass = [] {
   return t;
 }();
 
+// Index of the first character from i on that scanCode acts on (quotes, '#', brackets, ';'), or
+// n. Sixteen bytes at a time where SSE2 is there: statement lines are long runs of plain text.
+size_t nextSpecial(const char* s, size_t i, size_t n) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), apostrophe = _mm_set1_epi8('\''), hash = _mm_set1_epi8('#');
+  const __m128i semicolon = _mm_set1_epi8(';'), paren = _mm_set1_epi8(')'), one = _mm_set1_epi8(1);
+  const __m128i squareOpen = _mm_set1_epi8('['), squareClose = _mm_set1_epi8(']');
+  const __m128i foldCase = _mm_set1_epi8(static_cast<char>(0xDF));  // '{' -> '[', '}' -> ']'
+  for (; i + 16 <= n; i += 16) {
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i folded = _mm_and_si128(c, foldCase);
+    __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(c, quote), _mm_cmpeq_epi8(c, apostrophe));
+    hit = _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi8(c, hash), _mm_cmpeq_epi8(c, semicolon)));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_or_si128(c, one), paren));  // '(' or ')'
+    hit = _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi8(folded, squareOpen), _mm_cmpeq_epi8(folded, squareClose)));
+    if (const int mask = _mm_movemask_epi8(hit)) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+  }
+#endif
+  while (i < n) {
+    const uint8_t c = kCharClass[static_cast<unsigned char>(s[i])];
+    if (c != kPlain && c != kComma) break;
+    ++i;
+  }
+  return i;
+}
+
 // Where a line's code ends and its comment starts ('#' outside string literals), and the bracket
 // depth after it, starting from `depth`. semicolons (optional): the code split at ';' outside
 // brackets, when the line starts at depth 0.
@@ -74,7 +105,7 @@ CodeScan scanCode(std::string_view s, int depth, std::vector<std::string_view>* 
   size_t start = 0;
   const size_t n = s.size();
   for (size_t i = 0; i < n; ++i) {
-    while (i < n && kCharClass[static_cast<unsigned char>(s[i])] == kPlain) ++i;
+    i = nextSpecial(s.data(), i, n);
     if (i == n) break;
     switch (kCharClass[static_cast<unsigned char>(s[i])]) {
       case kQuote: {
@@ -146,6 +177,24 @@ void splitTopLevel(std::string_view s, char sep, std::vector<std::string_view>& 
     }
   }
   out.push_back(s.substr(std::min(start, s.size())));
+}
+
+// A value annotation as FX writes it: a quoted meta string (no escapes inside) or a Python type
+// (`torch.Tensor`, `List[int]`). Anything else would not print back to the same statement.
+bool isAnnotation(std::string_view a) {
+  if (a.size() >= 2 && a.front() == '"' && a.back() == '"') return a.substr(1, a.size() - 2).find_first_of("\\\"") == std::string_view::npos;
+  if (a.empty() || !isIdentStart(a.front())) return false;
+  int depth = 0;  // commas and spaces only between brackets: `Dict[str, int]`
+  for (const char c : a) {
+    if (c == '[') {
+      ++depth;
+    } else if (c == ']') {
+      if (--depth < 0) return false;
+    } else if (!isIdentChar(c) && c != '.' && !((c == ',' || c == ' ') && depth > 0)) {
+      return false;
+    }
+  }
+  return depth == 0;
 }
 
 // `a = b = None`: the values dead after the statement (FX's liveness tail), dropped on reading.
@@ -298,18 +347,14 @@ class ValueParser {
         if (after < s_.size() && s_[after] == '=' && (after + 1 >= s_.size() || s_[after + 1] != '=')) {
           const StrId key = intern_(s_.substr(pos, len));
           pos = after + 1;
-          Arg v;
-          if (!value(v, true)) return false;
-          kwargs->emplace_back(key, std::move(v));
+          if (!value(kwargs->emplace_back(key, Arg{}).second, true)) return false;
           trailing = false;
           if (!separator(closer, trailing)) return false;
           if (!trailing) break;
           continue;
         }
       }
-      Arg v;
-      if (!value(v, true)) return false;
-      buffer.push_back(std::move(v));
+      if (!value(buffer.emplace_back(), true)) return false;
       trailing = false;
       if (!separator(closer, trailing)) return false;
       if (!trailing) break;
@@ -322,6 +367,33 @@ class ValueParser {
   }
 
  private:
+  // The Arg being read is fresh (default): its fields are set in place, without temporaries (an
+  // Arg carries two vectors).
+  static void setStr(Arg& out, Arg::Kind kind, StrId s) {
+    out.kind = kind;
+    out.s = s;
+  }
+  static void setInt(Arg& out, int64_t v) {
+    out.kind = Arg::Kind::Int;
+    out.i = v;
+  }
+  static void setFloat(Arg& out, double v) {
+    out.kind = Arg::Kind::Float;
+    out.f = v;
+  }
+  static void setBool(Arg& out, bool v) {
+    out.kind = Arg::Kind::Bool;
+    out.b = v;
+  }
+  static void setNode(Arg& out, NodeId n) {
+    out.kind = Arg::Kind::Node;
+    out.node = n;
+  }
+  static void setDType(Arg& out, DType t) {
+    out.kind = Arg::Kind::DType;
+    out.dtype = t;
+  }
+
   // After an item: a comma (trailing = true, more may follow) or the closer (consumed).
   bool separator(char closer, bool& trailing) {
     skipSpaces();
@@ -353,7 +425,6 @@ class ValueParser {
       if (ok && c == '(' && items.size() == 1 && !trailing) {
         out = std::move(items[0]);  // parenthesized value, not a tuple
       } else if (ok) {
-        out = Arg{};
         out.kind = c == '(' ? Arg::Kind::Tuple : Arg::Kind::List;
         out.items = std::move(items);
       }
@@ -376,7 +447,6 @@ class ValueParser {
 
   bool dict(Arg& out) {
     ++pos;  // '{'
-    out = Arg{};
     out.kind = Arg::Kind::Dict;
     for (;;) {
       skipSpaces();
@@ -403,7 +473,7 @@ class ValueParser {
     const size_t end = fx::skipStringLiteral(s_, pos);
     if (end == std::string_view::npos || !fx::decodeStringLiteral(s_.substr(pos, end - pos), scratch_)) return false;
     pos = end;
-    out = Arg::ofStr(Arg::Kind::String, intern_(scratch_));
+    setStr(out, Arg::Kind::String, intern_(scratch_));
     return true;
   }
 
@@ -418,7 +488,7 @@ class ValueParser {
           pos += len;
           const double v =
               word == "inf" ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
-          out = Arg::ofFloat(s_[start] == '-' ? -v : v);
+          setFloat(out, s_[start] == '-' ? -v : v);
           return true;
         }
         // `-x`: a symbolic expression over a name
@@ -452,9 +522,9 @@ class ValueParser {
     }
     int64_t v = 0;
     if (parseInt64(text, v)) {
-      out = Arg::ofInt(v);
+      setInt(out, v);
     } else {  // beyond int64: keep the digits
-      out = Arg::ofStr(Arg::Kind::Raw, intern_(s_.substr(start, pos - start)));
+      setStr(out, Arg::Kind::Raw, intern_(s_.substr(start, pos - start)));
     }
     return true;
   }
@@ -470,51 +540,53 @@ class ValueParser {
       // printed, with the node references inside it.
       const size_t close = matchingClose(s_, pos);
       if (close == std::string_view::npos) return false;
-      const bool isDevice = dotted == "device" && s_[pos] == '(';
+      if (dotted == "device" && s_[pos] == '(') {  // device(type='cuda', index=0): holds no references
+        pos = close + 1;
+        setStr(out, Arg::Kind::Device, intern_(s_.substr(start, pos - start)));
+        return true;
+      }
       std::vector<Arg> items;
       std::vector<std::pair<StrId, Arg>> kwargs;
       ++pos;
       if (!sequence(s_[pos - 1] == '(' ? ')' : ']', items, &kwargs, nullptr) || pos != close + 1) return false;
-      out = Arg::ofStr(isDevice ? Arg::Kind::Device : Arg::Kind::Raw, intern_(s_.substr(start, pos - start)));
-      if (!isDevice) {
-        if (segments == 1) addRefIfNode(out, dotted);
-        for (const auto& a : items) ir::forEachNodeRef(a, [&](NodeId n) { out.items.push_back(Arg::ofNode(n)); });
-        for (const auto& [k, a] : kwargs) ir::forEachNodeRef(a, [&](NodeId n) { out.items.push_back(Arg::ofNode(n)); });
-      }
+      setStr(out, Arg::Kind::Raw, intern_(s_.substr(start, pos - start)));
+      if (segments == 1) addRefIfNode(out, dotted);
+      for (const auto& a : items) ir::forEachNodeRef(a, [&](NodeId n) { out.items.push_back(Arg::ofNode(n)); });
+      for (const auto& [k, a] : kwargs) ir::forEachNodeRef(a, [&](NodeId n) { out.items.push_back(Arg::ofNode(n)); });
       return true;
     }
     if (segments == 1) {
       if (dotted == "None") {
-        out = Arg::none();
+        out.kind = Arg::Kind::None;
       } else if (dotted == "True" || dotted == "False") {
-        out = Arg::ofBool(dotted == "True");
+        setBool(out, dotted == "True");
       } else if (dotted == "inf") {
-        out = Arg::ofFloat(std::numeric_limits<double>::infinity());
+        setFloat(out, std::numeric_limits<double>::infinity());
       } else if (dotted == "nan") {
-        out = Arg::ofFloat(std::numeric_limits<double>::quiet_NaN());
+        setFloat(out, std::numeric_limits<double>::quiet_NaN());
       } else if (const NodeId node = names_.find(dotted); node != ir::kNoNode) {
-        out = Arg::ofNode(node);
+        setNode(out, node);
       } else {  // a name that is not a node (damaged or foreign text): kept as written
-        out = Arg::ofStr(Arg::Kind::Raw, intern_(dotted));
+        setStr(out, Arg::Kind::Raw, intern_(dotted));
       }
       return true;
     }
     if (dotted.starts_with("torch.") && segments == 2) {
       const std::string_view member = dotted.substr(6);
       if (auto dtype = ir::dtypeFromTorchName(member)) {
-        out = Arg::ofDType(*dtype);
+        setDType(out, *dtype);
         return true;
       }
       if (layoutName(member)) {
-        out = Arg::ofStr(Arg::Kind::Layout, intern_(dotted));
+        setStr(out, Arg::Kind::Layout, intern_(dotted));
         return true;
       }
       if (isMemoryFormat(member)) {
-        out = Arg::ofStr(Arg::Kind::MemoryFormat, intern_(dotted));
+        setStr(out, Arg::Kind::MemoryFormat, intern_(dotted));
         return true;
       }
     }
-    out = Arg::ofStr(Arg::Kind::Raw, intern_(dotted));  // torch.ops.aten.mm.default as a value, ...
+    setStr(out, Arg::Kind::Raw, intern_(dotted));  // torch.ops.aten.mm.default as a value, ...
     addRefIfNode(out, dotted.substr(0, identLength(dotted, 0)));
     return true;
   }
@@ -540,10 +612,14 @@ class ValueParser {
         --depth;
       } else if ((c == ',' || c == ':') && depth == 0) {
         break;
+      } else if (c == ';' || c == '#') {  // a statement separator or a comment: not an expression
+        return false;
       }
     }
+    if (depth != 0) return false;
     const std::string_view text = trim(s_.substr(start, i - start));
-    out = Arg::ofStr(Arg::Kind::SymExpr, intern_(text));
+    out = Arg{};  // it may hold the value the expression starts with
+    setStr(out, Arg::Kind::SymExpr, intern_(text));
     for (size_t k = 0; k < text.size();) {
       const char c = text[k];
       if (c == '\'' || c == '"') {
@@ -625,7 +701,8 @@ class GraphBuilder {
   bool parseRebinding(std::string_view seg, std::string_view expectedValue, std::string_view& name,
                       std::string_view& annotation);
   NodeId addPlaceholder(const ParamDecl& decl);
-  NodeId addNode(std::string_view name, Node node, size_t line);
+  StrId claimName(std::string_view name, size_t line);
+  NodeId addNode(StrId name, Node node);
   Arg nameRef(std::string_view name);
   TensorMeta meta(std::string_view annotation, size_t line);
   bool tensorMeta(std::string_view text, TensorMeta& m);
@@ -645,10 +722,14 @@ class GraphBuilder {
   Interner intern_;
   HintCache hints_;
   ItemBuffers buffers_;
+  std::unordered_map<std::string, int> nextSuffix_;
+  std::string lastDtypeAbbr_;
+  DType lastDtype_ = DType::Unknown;
   std::vector<ParamDecl> pending_;
   bool paramsDone_ = false;    // the placeholders are all made; declarations are no longer expected
   bool declarations_ = false;  // pytree style: signature takes containers, placeholders are declared in the body
   bool haveOutput_ = false;
+  bool bodyStarted_ = false;  // a node other than a placeholder was made
   ir::Provenance current_;
   std::string_view lineComment_;  // trailing comment of the line being read, for the first node it makes
 };
@@ -703,28 +784,43 @@ void GraphBuilder::unparsed(std::string_view text, size_t line) {
   parser_.warn(line, "fx_syntax", "cannot read graph statement: " + excerpt(text));
 }
 
+// `base`, or `base_<k>` with the first free k (remembered per base: a name defined again and
+// again in damaged text stays linear).
 std::string GraphBuilder::uniqueName(std::string_view base) {
   std::string name(base);
-  for (int k = 1; names_.contains(name); ++k) name = std::string(base) + "_" + std::to_string(k);
+  if (!names_.contains(name)) return name;
+  int& next = nextSuffix_[name];
+  do {
+    name = std::string(base) + "_" + std::to_string(++next);
+  } while (names_.contains(name));
   return name;
 }
 
-NodeId GraphBuilder::addNode(std::string_view name, Node node, size_t line) {
-  node.name = graph_->intern(name);
-  if (names_.at(node.name) != ir::kNoNode) {
-    const std::string unique = uniqueName(name);
-    parser_.warn(line, "fx_duplicate_name",
-                 "node name '" + std::string(name) + "' defined again; read as '" + unique + "'");
-    node.name = graph_->intern(unique);
-  }
-  const StrId nameId = node.name;
+// The name a new node gets: as written, or made unique when it is taken. A name defined again
+// keeps meaning its first definition, so that references written as text (inside Raw arguments)
+// resolve the same way when the printed graph is read back.
+StrId GraphBuilder::claimName(std::string_view name, size_t line) {
+  const StrId written = graph_->intern(name);
+  if (names_.at(written) == ir::kNoNode) return written;
+  const std::string unique = uniqueName(name);
+  parser_.warn(line, "fx_duplicate_name", "node name '" + std::string(name) + "' defined again; read as '" + unique + "'");
+  return graph_->intern(unique);
+}
+
+NodeId GraphBuilder::addNode(StrId name, Node node) {
+  node.name = name;
+  bodyStarted_ |= node.kind != NodeKind::Placeholder;
   const NodeId id = graph_->addNode(std::move(node));
-  names_.bind(nameId, id);
+  names_.bind(name, id);
   return id;
 }
 
+// The operand of `-a`, `a[i]`, `a += b`, `a[i] = v`: a node, or a constant (`None`) or name read
+// as in any argument.
 Arg GraphBuilder::nameRef(std::string_view name) {
-  if (const NodeId node = names_.find(name); node != ir::kNoNode) return Arg::ofNode(node);
+  ValueParser vp(name, intern_, names_, buffers_);
+  Arg a;
+  if (vp.value(a, false) && vp.atEnd()) return a;
   return Arg::ofStr(Arg::Kind::Raw, graph_->intern(name));
 }
 
@@ -780,8 +876,10 @@ Role aotRole(std::string_view name, std::string_view comment, std::string& modul
 NodeId GraphBuilder::addPlaceholder(const ParamDecl& decl) {
   Node node;
   node.kind = NodeKind::Placeholder;
-  std::string_view name = decl.name;
-  while (name.starts_with('*')) name.remove_prefix(1);
+  std::string_view written = decl.name;
+  while (written.starts_with('*')) written.remove_prefix(1);
+  const StrId nameId = claimName(written, decl.line);
+  const std::string_view name = graph_->str(nameId);
   if (name != decl.name) node.target = graph_->intern(decl.name);
   node.meta = meta(decl.annotation, decl.line);
   if (!decl.defaultValue.empty()) {
@@ -802,7 +900,7 @@ NodeId GraphBuilder::addPlaceholder(const ParamDecl& decl) {
   }
   if (!modulePath.empty()) node.provenance.modulePath = graph_->intern(modulePath);
   if (!decl.comment.empty()) node.comment = intern_(decl.comment);
-  return addNode(name, std::move(node), decl.line);
+  return addNode(nameId, std::move(node));
 }
 
 void GraphBuilder::ensureParams() {
@@ -874,27 +972,20 @@ void GraphBuilder::comment(std::string_view text) {
       p.code = intern_(code);
       head = rest.substr(0, codeAt);
     }
-    // "path:line in function": the first ":<digits> in " (paths may hold ':' and " in ").
-    size_t fileEnd = std::string_view::npos, lineEnd = 0;
+    // "path:line in function": the first ":<line> in " (paths may hold ':' and " in "), or a
+    // final ":<line>". Line numbers start at 1.
     for (size_t c = head.find(':'); c != std::string_view::npos; c = head.find(':', c + 1)) {
       size_t d = c + 1;
-      while (d < head.size() && isDigit(head[d])) ++d;
-      if (d == c + 1) continue;
-      if (d == head.size() || head.substr(d).starts_with(" in ")) {  // "path:line" or "path:line in f"
-        fileEnd = c;
-        lineEnd = d;
-        break;
-      }
-    }
-    if (fileEnd == std::string_view::npos) {
-      p.file = intern_(head);
-    } else {
       uint64_t lineNo = 0;
-      std::from_chars(head.data() + fileEnd + 1, head.data() + lineEnd, lineNo);
-      p.file = intern_(head.substr(0, fileEnd));
-      p.line = static_cast<uint32_t>(std::min<uint64_t>(lineNo, std::numeric_limits<uint32_t>::max()));
-      if (lineEnd < head.size()) p.function = intern_(head.substr(lineEnd + 4));
+      while (d < head.size() && isDigit(head[d]))
+        lineNo = std::min<uint64_t>(lineNo * 10 + static_cast<uint64_t>(head[d++] - '0'), UINT32_MAX);
+      if (lineNo == 0 || (d < head.size() && !head.substr(d).starts_with(" in "))) continue;
+      p.file = intern_(head.substr(0, c));
+      p.line = static_cast<uint32_t>(lineNo);
+      if (d < head.size()) p.function = intern_(head.substr(d + 4));
+      break;
     }
+    if (p.line == 0) p.file = intern_(head);
     current_ = p;
   } else if (t.starts_with("No stacktrace found for following nodes") || annotation) {
     current_ = p;
@@ -949,16 +1040,16 @@ size_t GraphBuilder::simpleStatement(std::string_view seg, std::string_view next
     std::string_view annotation;
     if (p < seg.size() && seg[p] == '"') {
       const size_t close = seg.find('"', p + 1);
-      if (close == std::string_view::npos) {
-        unparsed(seg, line);
-        return 0;
-      }
-      annotation = seg.substr(p, close + 1 - p);
-      p = close + 1;
+      annotation = seg.substr(p, close == std::string_view::npos ? close : close + 1 - p);
+      p = close == std::string_view::npos ? seg.size() : close + 1;
     } else {  // a Python type: up to " = "
       const size_t eq = seg.find(" = ", p);
       annotation = trim(seg.substr(p, eq == std::string_view::npos ? std::string_view::npos : eq - p));
       p = eq == std::string_view::npos ? seg.size() : eq;
+    }
+    if (!isAnnotation(annotation)) {
+      unparsed(seg, line);
+      return 0;
     }
     while (p < seg.size() && seg[p] == ' ') ++p;
     if (p == seg.size()) {
@@ -1018,15 +1109,16 @@ void GraphBuilder::output(std::string_view expr, const std::vector<std::string_v
   }
   node.args.push_back(std::move(value));
   haveOutput_ = true;
-  addNode(uniqueName("output"), std::move(node), line);
+  addNode(graph_->intern(uniqueName("output")), std::move(node));
 }
 
 void GraphBuilder::assignment(std::string_view name, std::string_view annotation, std::string_view rhs, size_t line) {
   ensureParams();
   if (annotation.empty() && identLength(rhs, 0) == rhs.size()) {
-    // `l_x_ = L_x_`: a placeholder read under another name.
+    // `l_x_ = L_x_`: a placeholder read under another name, at the top of the body (where FX
+    // writes it, and where printing puts it back).
     const NodeId placeholder = names_.find(rhs);
-    if (placeholder != ir::kNoNode && graph_->node(placeholder).kind == NodeKind::Placeholder &&
+    if (!bodyStarted_ && placeholder != ir::kNoNode && graph_->node(placeholder).kind == NodeKind::Placeholder &&
         graph_->name(placeholder) == rhs && !names_.contains(name)) {
       Node& node = graph_->mutableNode(placeholder);
       if (node.target == 0) node.target = node.name;
@@ -1050,7 +1142,7 @@ void GraphBuilder::assignment(std::string_view name, std::string_view annotation
   node.meta = meta(annotation, line);
   node.provenance = current_;
   node.comment = takeLineCommentId();
-  addNode(name, std::move(node), line);
+  addNode(claimName(name, line), std::move(node));
 }
 
 // `a /= b;  name: "annot" = a`
@@ -1076,7 +1168,7 @@ size_t GraphBuilder::inplace(std::string_view seg, size_t opPos, std::string_vie
   node.meta = meta(annotation, line);
   node.provenance = current_;
   node.comment = takeLineCommentId();
-  addNode(name, std::move(node), line);
+  addNode(claimName(name, line), std::move(node));
   return 1;
 }
 
@@ -1119,7 +1211,7 @@ size_t GraphBuilder::setItem(std::string_view seg, std::string_view next, size_t
   node.meta = meta(annotation, line);
   node.provenance = current_;
   node.comment = takeLineCommentId();
-  addNode(name, std::move(node), line);
+  addNode(claimName(name, line), std::move(node));
   return 1;
 }
 
@@ -1271,8 +1363,15 @@ TensorMeta GraphBuilder::meta(std::string_view annotation, size_t line) {
 bool GraphBuilder::tensorMeta(std::string_view text, TensorMeta& m) {
   const size_t open = text.find('[');
   if (open == std::string_view::npos) return false;
-  const auto dtype = ir::dtypeFromAbbr(text.substr(0, open));
-  if (!dtype) return false;
+  const std::string_view abbr = text.substr(0, open);
+  if (abbr.empty()) return false;
+  if (abbr != lastDtypeAbbr_) {  // most annotations of a graph share a dtype or two
+    const auto found = ir::dtypeFromAbbr(abbr);
+    if (!found) return false;
+    lastDtypeAbbr_.assign(abbr);
+    lastDtype_ = *found;
+  }
+  const DType dtype = lastDtype_;
   size_t pos = open;
   if (!dims(text, pos, m.sizes)) return false;
   if (pos < text.size() && text[pos] == '[') {
@@ -1283,52 +1382,47 @@ bool GraphBuilder::tensorMeta(std::string_view text, TensorMeta& m) {
   for (const char c : device)
     if (!isIdentChar(c) && c != ':') return false;
   m.kind = ValueKind::Tensor;
-  m.dtype = *dtype;
+  m.dtype = dtype;
   if (!device.empty()) m.device = intern_(device);
   return true;
 }
 
 bool GraphBuilder::dims(std::string_view text, size_t& pos, std::vector<SymDim>& out) {
   ++pos;  // '['
-  if (pos < text.size() && text[pos] == ']') {
+  const size_t close = text.find(']', pos);  // sympy expressions hold no brackets
+  if (close == std::string_view::npos) return false;
+  if (close == pos) {
     ++pos;
     return true;
   }
-  // Gathered on the stack, then stored with one allocation of the right size.
-  constexpr size_t kLocal = 12;
-  std::array<SymDim, kLocal> local;
-  size_t count = 0;
-  auto add = [&](const SymDim& d) {
-    if (count < kLocal) {
-      local[count] = d;
-    } else {
-      if (out.empty()) out.assign(local.begin(), local.end());
-      out.push_back(d);
-    }
-    ++count;
-  };
+  size_t commas = 0;
+  for (size_t k = pos; k < close; ++k) commas += text[k] == ',';
+  out.reserve(commas + 1);
   for (;;) {
-    const size_t start = pos;
-    int depth = 0;
-    while (pos < text.size() && (depth > 0 || (text[pos] != ',' && text[pos] != ']'))) {
-      if (text[pos] == '(') ++depth;
-      if (text[pos] == ')' && --depth < 0) return false;
-      ++pos;
-    }
-    if (pos >= text.size()) return false;
-    const std::string_view dim = trim(text.substr(start, pos - start));
-    if (dim.empty()) return false;
-    int64_t v = 0;
-    if (parseInt64(dim, v)) {
-      add(SymDim{v, 0, true});
+    // Fast path: a plain integer followed by ", " or "]" (nearly every dim).
+    uint64_t digits = 0;
+    size_t end = pos;
+    while (end < close && isDigit(text[end]) && digits < (uint64_t{1} << 59))
+      digits = digits * 10 + static_cast<uint64_t>(text[end++] - '0');
+    if (end == pos || (end < close && text[end] != ',')) {
+      // A symbolic size ("s27", "4096*s27", "Max(1, s0)"): up to the next ',' outside parentheses.
+      int depth = 0;
+      end = pos;
+      while (end < close && (depth > 0 || text[end] != ',')) {
+        if (text[end] == '(') ++depth;
+        if (text[end] == ')' && --depth < 0) return false;
+        ++end;
+      }
+      const std::string_view dim = trim(text.substr(pos, end - pos));
+      if (dim.empty()) return false;
+      int64_t v = 0;
+      out.push_back(parseInt64(dim, v) ? SymDim{v, 0, true} : hints_.dim(intern_(dim), dim));
     } else {
-      add(hints_.dim(intern_(dim), dim));
+      out.push_back(SymDim{static_cast<int64_t>(digits), 0, true});
     }
-    if (text[pos++] == ']') {
-      if (count <= kLocal) out.assign(local.begin(), local.begin() + static_cast<std::ptrdiff_t>(count));
-      return true;
-    }
-    while (pos < text.size() && text[pos] == ' ') ++pos;
+    pos = end + 1;
+    if (end == close) return true;
+    while (pos < close && text[pos] == ' ') ++pos;
   }
 }
 
@@ -1379,6 +1473,16 @@ std::shared_ptr<Graph> FxTextParser::run() {
   return root;
 }
 
+// `class inner_f(torch.nn.Module):` -> "inner_f"
+std::string_view classNameOf(std::string_view header) {
+  header.remove_prefix(6);  // "class "
+  return trim(header.substr(0, header.find_first_of("(:")));
+}
+
+bool isClassName(std::string_view name) {
+  return name == "<lambda>" || (!name.empty() && identLength(name, 0) == name.size());
+}
+
 void FxTextParser::skipBlock(size_t& i, int indent) {
   ++i;
   while (i < lines_.size() && (lines_[i].code.empty() || lines_[i].indent > indent)) ++i;
@@ -1389,9 +1493,15 @@ void FxTextParser::skipBlock(size_t& i, int indent) {
 std::shared_ptr<Graph> FxTextParser::parseClass(size_t& i, int classIndent, int depth) {
   std::string_view className;
   if (classIndent >= 0) {
-    const std::string_view header = lines_[i].code.substr(6);
-    const size_t end = header.find_first_of("(:");
-    className = trim(header.substr(0, end));
+    className = classNameOf(lines_[i].code);
+    if (!isClassName(className)) {
+      if (depth > 0) {  // a subgraph is named by the attribute that holds it
+        warn(i, "fx_syntax", "class without a usable name: " + excerpt(lines_[i].code));
+        skipBlock(i, classIndent);
+        return nullptr;
+      }
+      className = {};
+    }
     ++i;
     while (i < lines_.size() && (lines_[i].code.empty() || lines_[i].code[0] == '#')) ++i;
     if (i == lines_.size() || lines_[i].indent <= classIndent || !lines_[i].code.starts_with("def forward(")) {
@@ -1415,8 +1525,7 @@ std::shared_ptr<Graph> FxTextParser::parseClass(size_t& i, int classIndent, int 
     }
     if (line.indent <= classIndent) break;
     if (line.code.starts_with("class ") && depth + 1 < kMaxClassDepth) {
-      const std::string_view header = line.code.substr(6);
-      const std::string name(trim(header.substr(0, header.find_first_of("(:"))));
+      const std::string name(classNameOf(line.code));
       if (auto sub = parseClass(i, line.indent, depth + 1)) builder.graph()->addSubgraph(name, std::move(sub));
       continue;
     }
@@ -1466,8 +1575,10 @@ bool FxTextParser::signature(size_t& i, int defIndent, GraphBuilder& builder) {
         continue;
       }
       decl.name = piece.substr(0, p + len);
+      if (decl.name == "self") continue;  // the module itself, never a graph input
       std::string_view after = trim(piece.substr(p + len));
-      if (after.starts_with(':')) {
+      const bool annotated = after.starts_with(':');
+      if (annotated) {
         after = trim(after.substr(1));
         size_t annEnd = after.starts_with('"') ? after.find('"', 1) : std::string_view::npos;
         if (after.starts_with('"')) {
@@ -1483,9 +1594,8 @@ bool FxTextParser::signature(size_t& i, int defIndent, GraphBuilder& builder) {
           after = annEnd == std::string_view::npos ? std::string_view{} : after.substr(annEnd);
         }
       }
-      if (after.starts_with('=')) {
-        decl.defaultValue = trim(after.substr(1));
-      } else if (!after.empty()) {
+      if (after.starts_with('=')) decl.defaultValue = trim(after.substr(1));
+      if ((!after.empty() && decl.defaultValue.empty()) || (annotated && !isAnnotation(decl.annotation))) {
         warn(i, "fx_syntax", "cannot read forward parameter: " + excerpt(piece));
         continue;
       }
@@ -1528,15 +1638,19 @@ void FxTextParser::body(size_t& i, int defIndent, GraphBuilder& builder) {
       continue;
     }
     // Brackets left open: the statement goes on over the next lines, one item per line, each
-    // possibly with a comment (`view_45,  # PlainAOTOutput(idx=1)`).
+    // possibly with a comment (`view_45,  # PlainAOTOutput(idx=1)`), indented deeper up to the
+    // closing line. A line at the statement's indent that does not close it starts a new one.
     const size_t first = i;
+    const int statementIndent = line.indent;
     int depth = scan.depth;
     joined_.assign(code);
     itemComments_.clear();
     for (++i; depth > 0 && i < lines_.size(); ++i) {
       const Line& next = lines_[i];
       if (next.code.empty()) continue;
-      if (next.indent <= defIndent) break;
+      if (next.indent < statementIndent ||
+          (next.indent == statementIndent && kCharClass[static_cast<unsigned char>(next.code[0])] != kClose))
+        break;
       const CodeScan s = scanCode(next.code, depth);
       depth = s.depth;
       const std::string_view part = trim(next.code.substr(0, s.commentPos));

@@ -21,6 +21,8 @@ constexpr uint64_t kProgressEveryLines = 4096;
 // printed over several lines), up to this many.
 constexpr int kMaxContinuationLines = 64;
 constexpr int kMaxCommentParts = 8;
+// Most "; "-joined parts of one recompile reason that are matched to guards.
+constexpr int kMaxReasonParts = 16;
 
 constexpr std::string_view kCommentMarker = "  # ";
 constexpr std::string_view kTreeHeader = "TREE_GUARD_MANAGER:";
@@ -60,8 +62,8 @@ std::optional<Int> parseInt(std::string_view s) {
   return value;
 }
 
-// Python quoting and bracket nesting, fed one character at a time, so that separators inside
-// strings and calls (`L['a, b']`, `f(x, y)`) are not taken for top-level ones.
+// Python quoting and bracket nesting, fed character by character or in runs, so that separators
+// inside strings and calls (`L['a, b']`, `f(x, y)`) are not taken for top-level ones.
 class ExprScanner {
  public:
   void feed(char c) {
@@ -290,14 +292,14 @@ uint64_t lineOfByte(std::string_view text, size_t byte) {
   return static_cast<uint64_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(byte), '\n'));
 }
 
-// Parses JSON; on failure returns nullopt and sets *errorLine to the 0-based line of the damage.
-std::optional<json> parseJsonText(std::string_view text, uint64_t* errorLine) {
+// Parses JSON; on failure returns nullopt and sets errorLine to the 0-based line of the damage.
+std::optional<json> parseJsonText(std::string_view text, uint64_t& errorLine) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
-    if (errorLine) *errorLine = e.byte > 0 ? lineOfByte(text, e.byte - 1) : 0;
+    errorLine = e.byte > 0 ? lineOfByte(text, e.byte - 1) : 0;
   } catch (const json::exception&) {  // e.g. a number out of range
-    if (errorLine) *errorLine = 0;
+    errorLine = 0;
   }
   return std::nullopt;
 }
@@ -323,13 +325,13 @@ class GuardTreeBuilder {
     options_.progress->update(done, total);
     options_.progress->checkCancelled();
   }
-  // A view into tree_.text_ -> its GuardText.
+  // A view into tree_.text_ -> its GuardText. Empty views may come from anywhere (a default one).
   GuardText ref(std::string_view within) const {
+    if (within.empty()) return {};
     return {static_cast<uint32_t>(within.data() - tree_.text_.data()), static_cast<uint32_t>(within.size())};
   }
   GuardText append(std::string_view s);
   GuardText appendCached(std::string_view s);
-  std::string_view view(GuardText t) const { return tree_.text(t); }
 
   bool parseManager(std::string_view body, GuardNode& node);
   void parseManagerFields(std::string_view fields, GuardNode& node);
@@ -532,8 +534,7 @@ void GuardTreeBuilder::parseComment(std::string_view comment, GuardNode& node) {
   comment = trimRight(comment);
   if (comment.empty()) return;
   // The location is the last part that reads as one; the user source line before it may itself
-  // contain "  # ".
-  // Real comments have two or three parts; the bound keeps a line made of markers linear.
+  // contain "  # ". Real comments have two or three parts; the bound keeps a line of markers linear.
   std::optional<UserLocation> location;
   size_t locationStart = 0;
   size_t marker = comment.rfind(kCommentMarker);
@@ -568,7 +569,7 @@ GuardTree GuardTreeBuilder::parseJson(std::string_view payload) {
   tree_.nodes_.push_back(root);
 
   uint64_t errorLine = 0;
-  if (const std::optional<json> doc = parseJsonText(payload, &errorLine)) {
+  if (const std::optional<json> doc = parseJsonText(payload, errorLine)) {
     if (!doc->is_array()) {
       warn("guard_json_not_list", "guard payload is not a JSON list", 0);
     } else {
@@ -588,12 +589,14 @@ GuardTree GuardTreeBuilder::parseJson(std::string_view payload) {
       std::string_view entry = trim(line);
       if (entry.empty() || entry == "[" || entry == "]") continue;
       if (entry.back() == ',') entry.remove_suffix(1);
-      const std::optional<json> item = parseJsonText(entry, nullptr);
-      if (!item) {
+      // Without exceptions: a damaged list may have many damaged lines.
+      const json item = entry.starts_with('{') ? json::parse(entry, nullptr, /*allow_exceptions=*/false)
+                                               : json(json::value_t::discarded);
+      if (item.is_discarded()) {
         warn("guard_json_entry_unreadable", "unreadable guard entry", cursor.index());
         continue;
       }
-      addJsonLeaf(*item, cursor.index());
+      addJsonLeaf(item, cursor.index());
     }
   }
   reportProgress(payload.size(), payload.size());
@@ -695,6 +698,27 @@ std::string_view guardPath(const GuardTree& tree, uint32_t leaf) {
   }
   return firstCallArgument(tree.text(tree.node(leaf).code));
 }
+
+namespace {
+
+// guardPath for every node at once: the nearest manager above it with a source (kNoGuardNode when
+// none). Leaves under one manager share it, so work per distinct path is done once, not per leaf.
+std::vector<uint32_t> pathManagers(const GuardTree& tree) {
+  std::vector<uint32_t> manager(tree.size(), kNoGuardNode);
+  for (uint32_t i = 0; i < tree.size(); ++i) {
+    const GuardNode& n = tree.node(i);
+    const uint32_t inherited = n.parent == kNoGuardNode ? kNoGuardNode : manager[n.parent];
+    manager[i] = !n.isLeaf() && !n.source.empty() ? i : inherited;
+  }
+  return manager;
+}
+
+std::string_view pathOf(const GuardTree& tree, const std::vector<uint32_t>& managers, uint32_t leaf) {
+  const uint32_t m = managers[leaf];
+  return m != kNoGuardNode ? tree.text(tree.node(m).source) : firstCallArgument(tree.text(tree.node(leaf).code));
+}
+
+}  // namespace
 
 namespace {
 
@@ -860,10 +884,21 @@ std::vector<uint32_t> matchReasonPart(std::string_view part, const GuardTree& tr
   std::vector<uint32_t> matches;
   const auto& nodes = tree.nodes();
   if (const auto name = tensorReasonName(part)) {
+    const std::vector<uint32_t> managers = pathManagers(tree);
+    std::unordered_map<uint32_t, bool> managerMatches;  // each manager's path is compared once
+    auto pathMatches = [&](std::string_view path) { return path == *name || stripLocalScope(path) == *name; };
     for (uint32_t i = 0; i < nodes.size(); ++i) {
       if (!nodes[i].isLeaf() || tree.text(nodes[i].type) != "TENSOR_MATCH") continue;
-      const std::string_view path = guardPath(tree, i);
-      if (path == *name || stripLocalScope(path) == *name) matches.push_back(i);
+      const uint32_t m = managers[i];
+      bool match = false;
+      if (m == kNoGuardNode) {
+        match = pathMatches(pathOf(tree, managers, i));
+      } else {
+        const auto [it, added] = managerMatches.try_emplace(m, false);
+        if (added) it->second = pathMatches(pathOf(tree, managers, i));
+        match = it->second;
+      }
+      if (match) matches.push_back(i);
     }
     return matches;
   }
@@ -873,17 +908,8 @@ std::vector<uint32_t> matchReasonPart(std::string_view part, const GuardTree& tr
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     if (!nodes[i].isLeaf()) continue;
     const std::string_view leafCode = tree.text(nodes[i].code);
+    if (leafCode.size() < code.size()) continue;  // stripping only shortens
     if (leafCode == code || stripLocalScope(leafCode) == code) matches.push_back(i);
-  }
-  if (!matches.empty()) return matches;
-  // Shape guards may hold several code parts in one leaf; a reason names only the one that failed.
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    const std::string_view type = tree.text(nodes[i].type);
-    if (!nodes[i].isLeaf() || (type != "LAMBDA_GUARD" && type != "SYMBOLIC_SHAPE_GUARD")) continue;
-    const std::string_view leafCode = tree.text(nodes[i].code);
-    if (leafCode.find(code) != std::string_view::npos || stripLocalScope(leafCode).find(code) != std::string::npos) {
-      matches.push_back(i);
-    }
   }
   return matches;
 }
@@ -902,7 +928,7 @@ std::vector<RecompileReason> parseRecompileReasons(std::string_view payload, con
     return reasons;
   }
   uint64_t errorLine = 0;
-  const std::optional<json> parsed = parseJsonText(payload, &errorLine);
+  const std::optional<json> parsed = parseJsonText(payload, errorLine);
   if (!parsed) {
     warnAt("recompile_reasons_unreadable", "recompile reasons are not valid JSON", errorLine);
     return reasons;
@@ -933,9 +959,9 @@ std::vector<RecompileReason> parseRecompileReasons(std::string_view payload, con
 std::vector<uint32_t> matchRecompileReason(const RecompileReason& reason, const GuardTree& failed) {
   std::vector<uint32_t> matches = matchReasonPart(reason.reason, failed);
   if (!matches.empty() || reason.reason.find("; ") == std::string::npos) return matches;
-  // Verbose recompile logging joins several failed guards with "; ".
+  // Verbose recompile logging joins the failed guards of one compile with "; ".
   std::string_view rest = reason.reason;
-  while (!rest.empty()) {
+  for (int part = 0; part < kMaxReasonParts && !rest.empty(); ++part) {
     const size_t sep = rest.find("; ");
     for (uint32_t leaf : matchReasonPart(rest.substr(0, sep), failed)) {
       if (std::find(matches.begin(), matches.end(), leaf) == matches.end()) matches.push_back(leaf);
@@ -950,19 +976,33 @@ GuardDiff diffGuards(const GuardTree& before, const GuardTree& after) {
   struct KeyedLeaves {
     std::vector<uint32_t> before, after;
   };
-  auto keyOf = [](const GuardTree& tree, uint32_t leaf) {
-    std::string key(guardPath(tree, leaf));
-    key.push_back('\0');
-    key.append(tree.text(tree.node(leaf).type));
-    return key;
+  // Key = (path id, type id); ids are given per distinct text, and a manager's path is hashed once
+  // for all the leaves under it.
+  std::unordered_map<std::string_view, uint32_t> pathIds, typeIds;
+  auto idOf = [](std::unordered_map<std::string_view, uint32_t>& ids, std::string_view text) {
+    return ids.try_emplace(text, static_cast<uint32_t>(ids.size())).first->second;
   };
-  std::unordered_map<std::string, KeyedLeaves> groups;
-  for (uint32_t i = 0; i < before.size(); ++i) {
-    if (before.node(i).isLeaf()) groups[keyOf(before, i)].before.push_back(i);
-  }
-  for (uint32_t i = 0; i < after.size(); ++i) {
-    if (after.node(i).isLeaf()) groups[keyOf(after, i)].after.push_back(i);
-  }
+  std::unordered_map<uint64_t, KeyedLeaves> groups;
+  const std::vector<uint32_t> managersBefore = pathManagers(before), managersAfter = pathManagers(after);
+  auto addLeaves = [&](const GuardTree& tree, const std::vector<uint32_t>& managers,
+                       std::vector<uint32_t> KeyedLeaves::*side) {
+    std::vector<uint32_t> managerPathId(tree.size(), kNoGuardNode);
+    for (uint32_t i = 0; i < tree.size(); ++i) {
+      if (!tree.node(i).isLeaf()) continue;
+      const uint32_t m = managers[i];
+      uint32_t pathId = 0;
+      if (m == kNoGuardNode) {
+        pathId = idOf(pathIds, pathOf(tree, managers, i));
+      } else {
+        if (managerPathId[m] == kNoGuardNode) managerPathId[m] = idOf(pathIds, pathOf(tree, managers, i));
+        pathId = managerPathId[m];
+      }
+      const uint64_t key = (uint64_t{pathId} << 32) | idOf(typeIds, tree.text(tree.node(i).type));
+      (groups[key].*side).push_back(i);
+    }
+  };
+  addLeaves(before, managersBefore, &KeyedLeaves::before);
+  addLeaves(after, managersAfter, &KeyedLeaves::after);
 
   GuardDiff diff;
   constexpr uint32_t kUnpaired = kNoGuardNode;
@@ -995,20 +1035,20 @@ GuardDiff diffGuards(const GuardTree& before, const GuardTree& after) {
     if (!after.node(a).isLeaf() || partnerOfAfter[a] == kSameCode) continue;
     GuardDiffEntry e;
     e.change = partnerOfAfter[a] == kUnpaired ? GuardChange::Added : GuardChange::Changed;
-    e.path = guardPath(after, a);
+    e.path = pathOf(after, managersAfter, a);
     e.type = after.text(after.node(a).type);
     e.before = partnerOfAfter[a] == kUnpaired ? kNoGuardNode : partnerOfAfter[a];
     e.after = a;
-    diff.entries.push_back(std::move(e));
+    diff.entries.push_back(e);
   }
   for (uint32_t b = 0; b < before.size(); ++b) {
     if (!before.node(b).isLeaf() || beforeUsed[b]) continue;
     GuardDiffEntry e;
     e.change = GuardChange::Removed;
-    e.path = guardPath(before, b);
+    e.path = pathOf(before, managersBefore, b);
     e.type = before.text(before.node(b).type);
     e.before = b;
-    diff.entries.push_back(std::move(e));
+    diff.entries.push_back(e);
   }
   return diff;
 }

@@ -75,7 +75,9 @@ class GuardTree {
   [[nodiscard]] const std::vector<GuardNode>& nodes() const { return nodes_; }
   [[nodiscard]] size_t size() const { return nodes_.size(); }
   [[nodiscard]] const GuardNode& node(uint32_t index) const { return nodes_[index]; }
-  [[nodiscard]] std::string_view text(GuardText t) const { return std::string_view(text_).substr(t.offset, t.size); }
+  [[nodiscard]] std::string_view text(GuardText t) const {
+    return t.offset <= text_.size() ? std::string_view(text_).substr(t.offset, t.size) : std::string_view();
+  }
   // Children of a node in order; kNoGuardNode gives the top-level nodes.
   [[nodiscard]] std::vector<uint32_t> children(uint32_t index) const;
   [[nodiscard]] size_t leafCount() const;
@@ -145,16 +147,18 @@ struct RecompileReason {
 
 // Best effort: the leaves of the failed compile's guards that a reason refers to. Tensor reasons
 // (`tensor 'x' ... mismatch`) match TENSOR_MATCH leaves by guardPath (with or without the `L[...]`
-// torch strips); other reasons are the failed guard's code and match leaves with that code. Empty when
-// nothing matches.
+// torch strips); other reasons are the failed guard's code and match leaves with that code. A reason
+// that matches nothing whole is matched part by part when it joins several with "; " (verbose
+// recompile logging). Empty when nothing matches.
 [[nodiscard]] std::vector<uint32_t> matchRecompileReason(const RecompileReason& reason, const GuardTree& failed);
 
 enum class GuardChange : uint8_t { Added, Removed, Changed };
 
+// path and type view the trees given to diffGuards; they are valid while those trees live.
 struct GuardDiffEntry {
   GuardChange change = GuardChange::Changed;
-  std::string path;  // guardPath
-  std::string type;
+  std::string_view path;  // guardPath
+  std::string_view type;
   uint32_t before = kNoGuardNode;  // leaf in the first tree (Removed, Changed)
   uint32_t after = kNoGuardNode;   // leaf in the second tree (Added, Changed)
 };

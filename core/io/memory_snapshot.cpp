@@ -169,32 +169,10 @@ struct Where {
 bool makeValidUtf8(std::string_view in, std::string& out) {
   out.clear();
   bool replaced = false;
-  const auto* s = reinterpret_cast<const unsigned char*>(in.data());
-  const size_t n = in.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned char c = s[i];
-    size_t len = 0;
-    uint32_t minCode = 0;
-    if (c < 0x80) {
-      len = 1;
-    } else if ((c & 0xe0) == 0xc0) {
-      len = 2, minCode = 0x80;
-    } else if ((c & 0xf0) == 0xe0) {
-      len = 3, minCode = 0x800;
-    } else if ((c & 0xf8) == 0xf0) {
-      len = 4, minCode = 0x10000;
-    }
-    bool ok = len > 0 && i + len <= n;
-    uint32_t code = len == 1 ? c : c & (0x7f >> len);
-    for (size_t k = 1; ok && k < len; ++k) {
-      if ((s[i + k] & 0xc0) != 0x80) ok = false;
-      code = (code << 6) | (s[i + k] & 0x3f);
-    }
-    // Python writes lone surrogates with surrogatepass; they are kept as they decode there.
-    if (ok && len > 1 && (code < minCode || code > 0x10ffff)) ok = false;
-    if (ok) {
-      out.append(in.data() + i, len);
-      i += len;
+  for (size_t i = 0; i < in.size();) {
+    if (const size_t n = utf8SequenceLength(in, i)) {
+      out.append(in.substr(i, n));
+      i += n;
     } else {
       out += "\xef\xbf\xbd";
       replaced = true;
@@ -376,7 +354,7 @@ class SnapshotDecoder {
     }
     badField(fieldName(field), v, where, "a str");
   }
-  // A list (or tuple) value, or an empty handle after reporting.
+  // Whether v is a list (or a tuple); reports it when not.
   bool expectSequence(PyRef v, Field field, const Where& where) {
     if (v.is(PyKind::List) || v.is(PyKind::Tuple)) return true;
     badField(fieldName(field), v, where, "a list");

@@ -91,10 +91,12 @@ constexpr uint32_t kNone32 = UINT32_MAX;
 // Keeps every child count (dict: 2 per pair) within uint32.
 constexpr uint32_t kMaxContainerItems = uint32_t{1} << 30;
 constexpr size_t kProgressStride = size_t{4} << 20;
-// The first three nodes of every document are the None, False and True singletons.
-constexpr uint32_t kNoneNode = 0, kFalseNode = 1, kTrueNode = 2;
-// Node::flags: the container has been put inside another container.
-constexpr uint8_t kPlaced = 1;
+// Every document starts with the None, False and True singletons and the ints 0..255 (BININT1's
+// range: line numbers, streams, small sizes), which are shared as Python shares them.
+constexpr uint32_t kNoneNode = 0, kFalseNode = 1, kTrueNode = 2, kSmallIntNodes = 3;
+// Node::flags while decoding: the container has been put inside another container; its children
+// are in several runs.
+constexpr uint8_t kPlaced = 1, kMultiRun = 2;
 
 // Printable excerpt of a name taken from the input, for error messages.
 std::string printable(std::string_view s) {
@@ -140,13 +142,14 @@ class Unpickler {
     begin_ = reinterpret_cast<const uint8_t*>(doc_.data_.data());
     p_ = begin_;
     end_ = begin_ + doc_.data_.size();
-    // Typical snapshot density (a value per ~40 bytes, a child slot per ~3), so that large files
-    // rarely regrow; only touched pages cost memory.
-    doc_.nodes_.reserve(doc_.data_.size() / 32 + 16);
+    // Snapshots hold a value per 13-45 bytes and a child slot per 3-5: reserving for the dense
+    // end keeps big files from regrowing (copying) these arrays; untouched pages cost nothing.
+    doc_.nodes_.reserve(doc_.data_.size() / 12 + 16);
     staging_.reserve(doc_.data_.size() / 3 + 16);
     newNode(PyKind::None, 0, 0);
     newNode(PyKind::Bool, 0, 0);
     newNode(PyKind::Bool, 0, 1);
+    for (uint64_t v = 0; v < 256; ++v) newNode(PyKind::Int, 0, v);
   }
 
   PickleDocument run() {
@@ -158,7 +161,7 @@ class Unpickler {
   }
 
  private:
-  // A run of children of one container in staging_; a container's runs form a linked list.
+  // A run of children of one container in staging_; a kMultiRun container's runs form a linked list.
   struct Run {
     uint64_t start = 0;
     uint32_t count = 0;
@@ -207,9 +210,8 @@ class Unpickler {
     doc_.nodes_.push_back({kind, 0, 0, size, payload});
     return static_cast<uint32_t>(doc_.nodes_.size() - 1);
   }
-  // Containers under construction keep the first and last index of their runs in payload.
   uint32_t newContainer(PyKind kind) {
-    const uint32_t id = newNode(kind, 0, (uint64_t{kNone32} << 32) | kNone32);
+    const uint32_t id = newNode(kind, 0, 0);
     doc_.nodes_[id].height = 1;
     return id;
   }
@@ -243,23 +245,41 @@ class Unpickler {
     if (height > limits_.maxDepth) failTooDeep();
     PickleDocument::Node& node = nodes[container];
     node.height = static_cast<uint16_t>(height);
-    uint32_t first = static_cast<uint32_t>(node.payload >> 32);
-    uint32_t last = static_cast<uint32_t>(node.payload);
-    if (last != kNone32 && runs_[last].start + runs_[last].count == staging_.size()) {
-      runs_[last].count += static_cast<uint32_t>(n);  // contiguous with its last run: extend it
+    // Children go to the end of staging_. A container whose children are all contiguous there
+    // (the usual case) keeps just their start in payload; one whose appends were interleaved with
+    // others' switches to a linked list of runs (kMultiRun, payload = first << 32 | last).
+    const uint64_t end = staging_.size();
+    if (!(node.flags & kMultiRun)) {
+      const uint64_t held = slots(node);
+      if (held == 0) {
+        node.payload = end;
+      } else if (node.payload + held != end) {
+        const uint32_t first = newRun(node.payload, held);
+        const uint32_t second = newRun(end, n);
+        runs_[first].next = second;
+        node.flags |= kMultiRun;
+        node.payload = (uint64_t{first} << 32) | second;
+      }
     } else {
-      if (runs_.size() >= kNone32) fail("more container updates than this reader supports");
-      const auto run = static_cast<uint32_t>(runs_.size());
-      runs_.push_back({staging_.size(), static_cast<uint32_t>(n), kNone32});
-      if (last == kNone32)
-        first = run;
-      else
+      const auto last = static_cast<uint32_t>(node.payload);
+      if (runs_[last].start + runs_[last].count == end) {
+        runs_[last].count += static_cast<uint32_t>(n);
+      } else {
+        const uint32_t run = newRun(end, n);
         runs_[last].next = run;
-      last = run;
+        node.payload = (node.payload & ~uint64_t{UINT32_MAX}) | run;
+      }
     }
     staging_.insert(staging_.end(), children, children + n);
     node.size += static_cast<uint32_t>(added);
-    node.payload = (uint64_t{first} << 32) | last;
+  }
+  uint32_t newRun(uint64_t start, uint64_t count) {
+    if (runs_.size() >= kNone32) fail("more container updates than this reader supports");
+    runs_.push_back({start, static_cast<uint32_t>(count), kNone32});
+    return static_cast<uint32_t>(runs_.size() - 1);
+  }
+  static uint64_t slots(const PickleDocument::Node& node) {
+    return node.kind == PyKind::Dict ? uint64_t{node.size} * 2 : uint64_t{node.size};
   }
 
   // Stack access respects the current mark: items below it belong to an enclosing construct.
@@ -397,7 +417,7 @@ class Unpickler {
         case kNewTrue: stack_.push_back(kTrueNode); break;
         case kNewFalse: stack_.push_back(kFalseNode); break;
         case kBinInt: stack_.push_back(newNode(PyKind::Int, 0, std::bit_cast<uint64_t>(int64_t{i32()}))); break;
-        case kBinInt1: stack_.push_back(newNode(PyKind::Int, 0, u8())); break;
+        case kBinInt1: stack_.push_back(kSmallIntNodes + u8()); break;
         case kBinInt2: stack_.push_back(newNode(PyKind::Int, 0, uintLE(2))); break;
         case kLong1: stack_.push_back(decodeLong(u8())); break;
         case kLong4: {
@@ -535,33 +555,25 @@ class Unpickler {
     }
   }
 
-  // Gives every container one contiguous slice of children_. Containers filled by a single run
-  // (almost all) point straight into staging_, which becomes children_; those filled by several
-  // runs (long lists written in batches) get their runs copied, in order, to its end.
+  // Gives every container one contiguous slice of children_: staging_ becomes children_, and
+  // the few containers built from several runs (long lists written in batches) get their runs
+  // copied, in order, to its end.
   void layOutChildren() {
     auto& nodes = doc_.nodes_;
-    const auto slots = [](const PickleDocument::Node& node) {
-      return node.kind == PyKind::Dict ? uint64_t{node.size} * 2 : uint64_t{node.size};
-    };
     uint64_t copied = 0;
-    for (const auto& node : nodes) {
-      if (!pyIsContainer(node.kind)) continue;
-      const auto first = static_cast<uint32_t>(node.payload >> 32);
-      if (first != kNone32 && runs_[first].next != kNone32) copied += slots(node);
-    }
+    for (const auto& node : nodes)
+      if (node.flags & kMultiRun) copied += slots(node);
     staging_.reserve(staging_.size() + copied);
     for (auto& node : nodes) {
       if (!pyIsContainer(node.kind)) continue;
-      const auto first = static_cast<uint32_t>(node.payload >> 32);
-      if (first == kNone32) {
-        node.payload = 0;
-      } else if (runs_[first].next == kNone32) {
-        node.payload = runs_[first].start;
-      } else {
-        node.payload = staging_.size();
-        for (uint32_t r = first; r != kNone32; r = runs_[r].next)
+      if (node.size == 0) node.payload = 0;
+      if (node.flags & kMultiRun) {
+        const uint64_t offset = staging_.size();
+        for (uint32_t r = static_cast<uint32_t>(node.payload >> 32); r != kNone32; r = runs_[r].next)
           for (uint64_t k = 0; k < runs_[r].count; ++k) staging_.push_back(staging_[runs_[r].start + k]);
+        node.payload = offset;
       }
+      node.flags = 0;
     }
     doc_.children_ = std::move(staging_);
     std::vector<Run>().swap(runs_);
@@ -596,8 +608,7 @@ class Unpickler {
     while (!path.empty()) {
       Step& step = path.back();
       const auto& node = nodes[step.node];
-      const uint32_t slots = node.kind == PyKind::Dict ? node.size * 2 : node.size;
-      if (step.next < slots) {
+      if (step.next < slots(node)) {
         const uint32_t child = children[node.payload + step.next++];
         if (!pyIsContainer(nodes[child].kind)) continue;
         if (state[child] == kOnPath) fail("a container contains itself (reference cycle)");
@@ -756,15 +767,47 @@ PyRef PyRef::get(std::string_view wanted) const {
 // ---------------------------------------------------------------------------------------------
 // pyRepr
 
+size_t utf8SequenceLength(std::string_view s, size_t i) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const unsigned char c = p[i];
+  if (c < 0x80) return 1;
+  size_t length = 0;
+  uint32_t minCode = 0;
+  if ((c & 0xe0) == 0xc0) {
+    length = 2, minCode = 0x80;
+  } else if ((c & 0xf0) == 0xe0) {
+    length = 3, minCode = 0x800;
+  } else if ((c & 0xf8) == 0xf0) {
+    length = 4, minCode = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + length > s.size()) return 0;
+  uint32_t code = c & (0x7fu >> length);
+  for (size_t k = 1; k < length; ++k) {
+    if ((p[i + k] & 0xc0) != 0x80) return 0;
+    code = (code << 6) | (p[i + k] & 0x3fu);
+  }
+  // Overlong forms, code points past Unicode and surrogates (which Python's surrogatepass
+  // writes) are not valid UTF-8.
+  if (code < minCode || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return 0;
+  return length;
+}
+
 namespace {
 
 class ReprWriter {
  public:
   explicit ReprWriter(size_t limit) : limit_(limit) {}
 
-  [[nodiscard]] bool full() const { return out_.size() >= limit_; }
+  [[nodiscard]] bool full() const { return cut_ || out_.size() >= limit_; }
   void put(std::string_view s) {
-    if (!full()) out_.append(s.substr(0, limit_ - out_.size()));
+    if (full()) return;
+    size_t take = std::min(s.size(), limit_ - out_.size());
+    while (take < s.size() && take > 0 && (static_cast<unsigned char>(s[take]) & 0xc0) == 0x80)
+      --take;  // never cut a UTF-8 sequence
+    out_.append(s.substr(0, take));
+    if (take < s.size()) cut_ = true;
   }
 
   void quoted(std::string_view s, bool bytes) {
@@ -772,12 +815,21 @@ class ReprWriter {
     const char quote = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos ? '"' : '\'';
     if (bytes) put("b");
     put(std::string_view(&quote, 1));
-    for (char c : s) {
+    for (size_t i = 0; i < s.size(); ++i) {
       if (full()) return;
+      const char c = s[i];
       const auto u = static_cast<unsigned char>(c);
       if (c == quote) {  // only ever a single quote: double quotes are chosen when there is none
         put("\\'");
         continue;
+      }
+      if (!bytes && u >= 0x80) {
+        // Valid UTF-8 is printed as is; other bytes escaped, so the repr is always valid UTF-8.
+        if (const size_t n = utf8SequenceLength(s, i)) {
+          put(s.substr(i, n));
+          i += n - 1;
+          continue;
+        }
       }
       switch (c) {
         case '\\': put("\\\\"); break;
@@ -785,7 +837,7 @@ class ReprWriter {
         case '\r': put("\\r"); break;
         case '\t': put("\\t"); break;
         default:
-          if (u < 0x20 || u == 0x7f || (bytes && u >= 0x80)) {
+          if (u < 0x20 || u == 0x7f || u >= 0x80) {
             char hex[5];
             std::snprintf(hex, sizeof hex, "\\x%02x", u);
             put(hex);
@@ -862,6 +914,7 @@ class ReprWriter {
 
   size_t limit_;
   std::string out_;
+  bool cut_ = false;
 };
 
 }  // namespace

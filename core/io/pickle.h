@@ -10,8 +10,9 @@
 // container many times. str and bytes values are views into the input, which the document owns.
 //
 // Limits (all input errors throw lathe::Error(ErrorCode::BadInput) with the byte offset):
-// - memory: at most one value node and one child slot per opcode, memo at most one entry per
-//   memo opcode, so memory is proportional to the input whatever the input claims;
+// - memory: at most one value node (16 bytes) per opcode, at most two child slots (4 bytes) per
+//   opcode, at most one memo entry per memo opcode: proportional to the input, whatever lengths
+//   or memo indices the input claims;
 // - nesting: the finished value is checked to be acyclic and at most UnpickleLimits::maxDepth
 //   containers deep, so recursive consumers (pyRepr, loaders) are safe;
 // - lengths are checked against the bytes left before anything is allocated; truncated input,
@@ -181,8 +182,13 @@ inline PyRef PyRef::value(size_t i) const {
 [[nodiscard]] PickleDocument unpickle(std::string data, std::string_view sourceName = {}, const Progress& progress = {},
                                       const UnpickleLimits& limits = {});
 
+// Length of the valid UTF-8 sequence that starts at s[i] (i < s.size()); 0 when the bytes there
+// are not valid UTF-8 (overlong, truncated, a surrogate, past U+10FFFF).
+[[nodiscard]] size_t utf8SequenceLength(std::string_view s, size_t i);
+
 // Python-style repr of a value ("{'a': [1, 2.5, None]}"), cut to about maxChars characters (an
-// ellipsis marks the cut), so shared subtrees cannot blow the output up.
+// ellipsis marks the cut), so shared subtrees cannot blow the output up. Always valid UTF-8:
+// bytes of a str that are not valid UTF-8 print as \xNN.
 [[nodiscard]] std::string pyRepr(PyRef value, size_t maxChars = 4096);
 
 }  // namespace lathe::io

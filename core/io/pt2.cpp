@@ -49,8 +49,8 @@ uint64_t Pt2Tensor::bytesNeeded() const {
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] <= 0) return 0;
     if (strided) {
-      const uint64_t stride = strides[i] < 0 ? uint64_t{0} - static_cast<uint64_t>(strides[i])
-                                             : static_cast<uint64_t>(strides[i]);
+      const uint64_t stride =
+          strides[i] < 0 ? uint64_t{0} - static_cast<uint64_t>(strides[i]) : static_cast<uint64_t>(strides[i]);
       uint64_t span = 0;
       if (__builtin_mul_overflow(static_cast<uint64_t>(sizes[i] - 1), stride, &span) ||
           __builtin_add_overflow(elements, span, &elements))
@@ -70,7 +70,8 @@ namespace {
 
 using pt2::Json;
 
-constexpr uint64_t kSmallFileBytes = 4096;                   // archive_format, version, byteorder
+constexpr uint64_t kSmallFileBytes = 4096;  // archive_format, version, byteorder
+constexpr uint64_t kReadChunk = uint64_t{1} << 20;
 constexpr uint64_t kMaxNestedZipBytes = uint64_t{256} << 20;  // legacy state dict read only to list it
 
 struct ZipDiscard {
@@ -196,37 +197,39 @@ class ArchiveReader {
       return std::nullopt;
     }
     if (st.size > cap) {
-      warn("entry_too_large", "entry declares " + std::to_string(st.size) + " bytes, over the limit of " +
-                                  std::to_string(cap),
-           name);
+      warn("entry_too_large",
+           "entry declares " + std::to_string(st.size) + " bytes, over the limit of " + std::to_string(cap), name);
       return std::nullopt;
     }
     if (st.size > limits_.maxTotalBytes - std::min(limits_.maxTotalBytes, bytesRead_)) {
-      warn("entry_too_large", "reading this entry would pass the archive's limit of " +
-                                  std::to_string(limits_.maxTotalBytes) + " decompressed bytes",
+      warn("entry_too_large",
+           "reading this entry would pass the archive's limit of " + std::to_string(limits_.maxTotalBytes) +
+               " decompressed bytes",
            name);
       return std::nullopt;
     }
     if (st.comp_method == ZIP_CM_STORE) {
       if (st.comp_size != st.size) {
-        warn("bad_entry", "stored entry declares " + std::to_string(st.size) + " bytes but holds " +
-                              std::to_string(st.comp_size),
+        warn("bad_entry",
+             "stored entry declares " + std::to_string(st.size) + " bytes but holds " + std::to_string(st.comp_size),
              name);
         return std::nullopt;
       }
     } else if (st.comp_method == ZIP_CM_DEFLATE) {
       const uint64_t ratioLimit = std::max<uint64_t>(st.comp_size, 1) * limits_.maxRatio;
       if (st.size > ratioLimit && st.size > (uint64_t{1} << 16)) {
-        warn("zip_bomb", "entry claims to inflate " + std::to_string(st.comp_size) + " bytes to " +
-                             std::to_string(st.size) + "; refused",
+        warn("zip_bomb",
+             "entry claims to inflate " + std::to_string(st.comp_size) + " bytes to " + std::to_string(st.size) +
+                 "; refused",
              name);
         return std::nullopt;
       }
       // Deflate never grows data by more than a few bytes per 16 KiB block.
       if (st.comp_size > st.size + st.size / 256 + 1024) {
-        warn("bad_entry", "entry's compressed size " + std::to_string(st.comp_size) + " cannot inflate to " +
-                              std::to_string(st.size),
-             name);
+        warn(
+            "bad_entry",
+            "entry's compressed size " + std::to_string(st.comp_size) + " cannot inflate to " + std::to_string(st.size),
+            name);
         return std::nullopt;
       }
     } else {
@@ -240,19 +243,20 @@ class ArchiveReader {
       warn("bad_entry", "cannot open the entry: " + std::string(zip_strerror(zip_)), name);
       return std::nullopt;
     }
-    std::string raw(st.comp_size, '\0');
-    uint64_t got = 0;
-    while (got < raw.size()) {
-      const zip_int64_t n = zip_fread(file, raw.data() + got, raw.size() - got);
+    // Grown as bytes arrive, so a header that lies about the size cannot make us allocate it.
+    std::string raw;
+    raw.reserve(std::min<uint64_t>(st.comp_size, kReadChunk));
+    while (raw.size() < st.comp_size) {
+      const size_t at = raw.size();
+      raw.resize(at + std::min<uint64_t>(st.comp_size - at, kReadChunk));
+      const zip_int64_t n = zip_fread(file, raw.data() + at, raw.size() - at);
+      raw.resize(at + static_cast<size_t>(std::max<zip_int64_t>(n, 0)));
       if (n <= 0) break;
-      got += static_cast<uint64_t>(n);
     }
     zip_fclose(file);
-    if (got < raw.size()) {
-      warn("truncated_entry", "entry ends after " + std::to_string(got) + " of " + std::to_string(raw.size()) +
-                                  " bytes",
-           name);
-      raw.resize(got);
+    if (raw.size() < st.comp_size) {
+      warn("truncated_entry",
+           "entry ends after " + std::to_string(raw.size()) + " of " + std::to_string(st.comp_size) + " bytes", name);
     }
     std::string data;
     if (st.comp_method == ZIP_CM_STORE) {
@@ -276,7 +280,8 @@ class ArchiveReader {
       warn("bad_entry", "zlib cannot start inflating", name);
       return false;
     }
-    out.assign(declared, '\0');
+    // Output grows with what inflates, never straight to the declared size (the header may lie).
+    out.assign(std::min<uint64_t>(declared, kReadChunk), '\0');
     uint64_t inPos = 0, outPos = 0;
     unsigned char probe = 0;
     bool overflow = false;
@@ -288,10 +293,12 @@ class ArchiveReader {
         z.avail_in = static_cast<uInt>(chunk);
         inPos += chunk;
       }
+      if (outPos == out.size() && outPos < declared)
+        out.resize(std::min<uint64_t>(declared, std::max<uint64_t>(2 * out.size(), kReadChunk)));
       // Once the declared size is reached, one more byte of output means the header lied.
       const bool probing = outPos >= declared;
       z.next_out = probing ? &probe : reinterpret_cast<Bytef*>(out.data() + outPos);
-      z.avail_out = probing ? 1u : static_cast<uInt>(std::min<uint64_t>(declared - outPos, kChunk));
+      z.avail_out = probing ? 1u : static_cast<uInt>(std::min<uint64_t>(out.size() - outPos, kChunk));
       const uInt room = z.avail_out;
       rc = inflate(&z, Z_NO_FLUSH);
       const uInt produced = room - z.avail_out;
@@ -313,8 +320,8 @@ class ArchiveReader {
       return false;
     }
     if (outPos != declared || rc == Z_BUF_ERROR)
-      warn("truncated_entry", "entry inflates to " + std::to_string(outPos) + " of the " + std::to_string(declared) +
-                                  " bytes it declares",
+      warn("truncated_entry",
+           "entry inflates to " + std::to_string(outPos) + " of the " + std::to_string(declared) + " bytes it declares",
            name);
     return true;
   }
@@ -379,11 +386,12 @@ class ArchiveReader {
     size_t outside = 0;
     for (const auto& e : archive_.entries) outside += !e.name.starts_with(root);
     if (outside)
-      warn("extra_entry", std::to_string(outside) + " entries lie outside the archive folder '" + root +
-                              "' and are ignored");
+      warn("extra_entry",
+           std::to_string(outside) + " entries lie outside the archive folder '" + root + "' and are ignored");
     if (auto format = readSmall(root + "archive_format")) {
       archive_.archiveFormat = *format;
-      if (*format != "pt2") warn("bad_entry", "archive_format is '" + *format + "', expected 'pt2'", root + "archive_format");
+      if (*format != "pt2")
+        warn("bad_entry", "archive_format is '" + *format + "', expected 'pt2'", root + "archive_format");
     }
     if (auto v = readSmall(root + "archive_version")) {
       if (auto n = parseDecimal(*v)) {
@@ -436,15 +444,13 @@ class ArchiveReader {
     }
   }
 
-  // Weights or constants of one model: the PayloadConfig JSON when present, else what the
+  // Weights or constants of one model: the PayloadConfig JSON when readable, else what the
   // signature and the graph say (older `<name>.pt` pickles are not opened).
   void readStorage(const Pt2Model& model, const std::string& dir, const std::string& configEntry,
                    const std::string& pickleEntry, std::vector<Pt2Tensor>& out, bool constants) {
     if (has(configEntry)) {
-      if (auto text = read(configEntry, limits_.maxJsonBytes)) {
-        parsePayloadConfig(model, dir, *text, configEntry, out, constants);
-        return;
-      }
+      auto text = read(configEntry, limits_.maxJsonBytes);
+      if (text && parsePayloadConfig(model, dir, *text, configEntry, out, constants)) return;
     } else if (has(pickleEntry)) {
       note("pickled_weights", "stored as one torch.save pickle; described from the signature", pickleEntry);
     } else if (!constants && hasStoredInputs(model, false)) {
@@ -461,9 +467,8 @@ class ArchiveReader {
     return spec.kind == Pt2InputKind::Parameter || (spec.kind == Pt2InputKind::Buffer && spec.persistent);
   }
   static bool hasStoredInputs(const Pt2Model& model, bool constants) {
-    return std::any_of(model.inputs.begin(), model.inputs.end(), [&](const Pt2InputSpec& s) {
-      return constants ? storedInConstants(s) : storedInWeights(s);
-    });
+    return std::any_of(model.inputs.begin(), model.inputs.end(),
+                       [&](const Pt2InputSpec& s) { return constants ? storedInConstants(s) : storedInWeights(s); });
   }
 
   void describeFromSignature(const Pt2Model& model, bool constants, std::vector<Pt2Tensor>& out) {
@@ -484,19 +489,20 @@ class ArchiveReader {
     }
   }
 
-  void parsePayloadConfig(const Pt2Model& model, const std::string& dir, const std::string& text,
+  // False when the config is unreadable as a whole (out is then left empty).
+  bool parsePayloadConfig(const Pt2Model& model, const std::string& dir, const std::string& text,
                           const std::string& configEntry, std::vector<Pt2Tensor>& out, bool constants) {
     Json doc;
     try {
       doc = Json::parse(text);
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {
       warn("bad_json", std::string("not valid JSON: ") + e.what(), configEntry);
-      return;
+      return false;
     }
     const Json* config = pt2::field(doc, "config");
     if (!config || !config->is_object()) {
       warn("bad_json", "no \"config\" object", configEntry);
-      return;
+      return false;
     }
     std::unordered_map<std::string_view, size_t> specIndex;
     for (size_t i = 0; i < model.inputs.size(); ++i)
@@ -547,8 +553,9 @@ class ArchiveReader {
           const uint64_t needed = t.bytesNeeded();
           // An empty record stands for zeros(sizes); a pickled one has its own framing.
           if (!t.usePickle && t.recordBytes != 0 && t.kind != Pt2InputKind::CustomObject && t.recordBytes < needed)
-            warn("record_too_small", "'" + fqn + "' needs " + std::to_string(needed) + " bytes but " + t.record +
-                                         " holds " + std::to_string(t.recordBytes),
+            warn("record_too_small",
+                 "'" + fqn + "' needs " + std::to_string(needed) + " bytes but " + t.record + " holds " +
+                     std::to_string(t.recordBytes),
                  configEntry);
         } else {
           warn("missing_entry", "record " + t.record + " of '" + fqn + "' is missing", configEntry);
@@ -565,6 +572,7 @@ class ArchiveReader {
     sorted.reserve(out.size());
     for (size_t i : perm) sorted.push_back(std::move(out[i]));
     out = std::move(sorted);
+    return true;
   }
 
   void loadLegacy() {
@@ -609,9 +617,9 @@ class ArchiveReader {
       if (zip_stat_index(nested.get(), static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW, &st) != 0 ||
           !(st.valid & ZIP_STAT_NAME))
         continue;
-      archive_.stateDictRecords.push_back(
-          {st.name, (st.valid & ZIP_STAT_SIZE) ? st.size : 0, (st.valid & ZIP_STAT_COMP_SIZE) ? st.comp_size : 0,
-           (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method != ZIP_CM_STORE});
+      archive_.stateDictRecords.push_back({st.name, (st.valid & ZIP_STAT_SIZE) ? st.size : 0,
+                                           (st.valid & ZIP_STAT_COMP_SIZE) ? st.comp_size : 0,
+                                           (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method != ZIP_CM_STORE});
     }
   }
 

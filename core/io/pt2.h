@@ -3,7 +3,7 @@
 // described, never loaded).
 //
 // Two layouts are read: the PT2 archive (`<root>/archive_format` == "pt2", models/<name>.json,
-// data/weights/<name>_weights_config.json) and the legacy flat zip of torch <= 2.3
+// data/weights/<name>_weights_config.json) and the flat zip that earlier torch.export.save wrote
 // (`serialized_exported_program.json`, `serialized_state_dict.*`). Damage is reported in
 // Pt2Archive::diagnostics and loading goes on; only a zip that cannot be opened at all, or one
 // that holds no ExportedProgram of either layout, throws Error(BadInput).
@@ -26,7 +26,7 @@
 namespace lathe::io {
 
 enum class Pt2Layout : uint8_t {
-  Archive,  // PT2 archive (torch >= 2.6 torch.export.save / package_pt2)
+  Archive,  // PT2 archive (torch.export.save, package_pt2)
   Legacy,   // flat zip with serialized_exported_program.json
 };
 
@@ -67,7 +67,7 @@ enum class Pt2OutputKind : uint8_t {
 struct Pt2InputSpec {
   Pt2InputKind kind = Pt2InputKind::Unknown;
   std::string arg;         // the graph value: placeholder name ("p_fc_weight")
-  std::string target;      // fqn of the parameter, buffer, constant or object ("fc.weight"); user input name
+  std::string target;      // fqn of the parameter, buffer, constant or object ("fc.weight"); empty for user inputs
   bool persistent = true;  // buffers: false for register_buffer(..., persistent=False)
 };
 

@@ -1,6 +1,5 @@
 #include "io/pt2_json.h"
 
-#include <cmath>
 #include <limits>
 
 #include "io/pt2_sympy.h"

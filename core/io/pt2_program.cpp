@@ -18,6 +18,15 @@ using pt2::Json;
 using pt2::stringField;
 using pt2::unionMember;
 
+// Hash maps keyed by std::string that can be searched with a string_view.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+using StringSet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
+
 constexpr int kMaxGraphDepth = 32;     // as_graph inside as_graph ...
 constexpr int kMaxArgumentDepth = 32;  // as_string_to_argument inside itself ...
 
@@ -56,11 +65,16 @@ std::optional<NamedValue> namedValue(const Json& j, ValueClass fallback, int dep
 const Json* valueList(const Json& j, ValueClass& cls) {
   auto m = unionMember(j);
   if (!m || !m->value->is_array()) return nullptr;
-  if (m->key == "as_tensors" || m->key == "as_optional_tensors") cls = ValueClass::Tensor;
-  else if (m->key == "as_sym_ints") cls = ValueClass::SymInt;
-  else if (m->key == "as_sym_bools") cls = ValueClass::SymBool;
-  else if (m->key == "as_sym_floats") cls = ValueClass::SymFloat;
-  else return nullptr;
+  if (m->key == "as_tensors" || m->key == "as_optional_tensors")
+    cls = ValueClass::Tensor;
+  else if (m->key == "as_sym_ints")
+    cls = ValueClass::SymInt;
+  else if (m->key == "as_sym_bools")
+    cls = ValueClass::SymBool;
+  else if (m->key == "as_sym_floats")
+    cls = ValueClass::SymFloat;
+  else
+    return nullptr;
   return m->value;
 }
 
@@ -79,29 +93,29 @@ struct Frame {
 };
 std::optional<Frame> innermostFrame(std::string_view trace) {
   trace = trim(trace);
-  std::vector<std::string_view> lines;
-  for (size_t start = 0; start <= trace.size();) {
-    size_t end = trace.find('\n', start);
-    if (end == std::string_view::npos) end = trace.size();
-    lines.push_back(trace.substr(start, end - start));
-    start = end + 1;
+  std::string_view below;  // the line after `line`
+  bool haveBelow = false;
+  while (true) {
+    const size_t newline = trace.rfind('\n');
+    const std::string_view line = trim(newline == std::string_view::npos ? trace : trace.substr(newline + 1));
+    if (haveBelow && line.starts_with("File \"")) {
+      const size_t mark = line.rfind("\", line ");
+      if (mark != std::string_view::npos && mark >= 6) {
+        const std::string_view rest = line.substr(mark + 8);
+        uint32_t number = 0;
+        size_t digits = 0;
+        while (digits < rest.size() && digits < 9 && rest[digits] >= '0' && rest[digits] <= '9')
+          number = number * 10 + static_cast<uint32_t>(rest[digits++] - '0');
+        const std::string_view function =
+            digits && rest.substr(digits).starts_with(", in ") ? rest.substr(digits + 5) : std::string_view{};
+        if (!function.empty()) return Frame{line.substr(6, mark - 6), function, trim(below), number};
+      }
+    }
+    if (newline == std::string_view::npos) return std::nullopt;
+    below = line;
+    haveBelow = true;
+    trace = trace.substr(0, newline);
   }
-  for (size_t idx = lines.size() >= 2 ? lines.size() - 1 : 0; idx-- > 0;) {
-    std::string_view l = trim(lines[idx]);
-    if (!l.starts_with("File \"")) continue;
-    const size_t mark = l.rfind("\", line ");
-    if (mark == std::string_view::npos || mark < 6) continue;
-    std::string_view rest = l.substr(mark + 8);
-    uint32_t number = 0;
-    size_t digits = 0;
-    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9' && digits < 9)
-      number = number * 10 + static_cast<uint32_t>(rest[digits++] - '0');
-    if (digits == 0 || !rest.substr(digits).starts_with(", in ")) continue;
-    const std::string_view function = rest.substr(digits + 5);
-    if (function.empty()) continue;
-    return Frame{l.substr(6, mark - 6), function, trim(lines[idx + 1]), number};
-  }
-  return std::nullopt;
 }
 
 // torch's metadata_split: split at sep outside parentheses.
@@ -110,8 +124,10 @@ std::vector<std::string_view> metadataSplit(std::string_view s, char sep) {
   int depth = 0;
   size_t start = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '(') ++depth;
-    else if (s[i] == ')') --depth;
+    if (s[i] == '(')
+      ++depth;
+    else if (s[i] == ')')
+      --depth;
     else if (s[i] == sep && depth == 0) {
       parts.push_back(s.substr(start, i - start));
       start = i + 1;
@@ -190,6 +206,32 @@ ir::Role roleOf(Pt2InputKind kind, ValueClass cls) {
   }
 }
 
+// Where a value sits in the document ("graph_module.graph.nodes[3].inputs[1]"), formatted only
+// when a diagnostic needs it.
+struct Where {
+  const std::string* graph = nullptr;
+  std::string_view list;  // "inputs", "nodes", "outputs"
+  size_t index = 0;
+  std::string_view sublist;  // "inputs" of a node
+  size_t subindex = 0;
+
+  [[nodiscard]] Where sub(std::string_view name, size_t i) const {
+    Where w = *this;
+    w.sublist = name;
+    w.subindex = i;
+    return w;
+  }
+  [[nodiscard]] std::string str() const {
+    std::string out = *graph;
+    if (!list.empty()) out += "." + std::string(list) + "[" + std::to_string(index) + "]";
+    if (!sublist.empty()) out += "." + std::string(sublist) + "[" + std::to_string(subindex) + "]";
+    return out;
+  }
+};
+std::string operator+(const Where& where, std::string_view text) {
+  return where.str() + std::string(text);
+}
+
 struct Context {
   std::string_view file;
   Diagnostics& diagnostics;
@@ -216,7 +258,7 @@ class GraphBuilder {
     addPlaceholders(inputSpecs);
     if (const Json* nodes = field(json_, "nodes")) {
       if (nodes->is_array()) {
-        for (size_t k = 0; k < nodes->size(); ++k) addNode((*nodes)[k], path_ + ".nodes[" + std::to_string(k) + "]");
+        for (size_t k = 0; k < nodes->size(); ++k) addNode((*nodes)[k], Where{&path_, "nodes", k});
       } else {
         ctx_.warn("bad_graph", path_ + ".nodes is not a list");
       }
@@ -246,7 +288,7 @@ class GraphBuilder {
     }
   }
   // A name the file gives: taken as is unless already used (damage: duplicate definition).
-  std::string claimName(std::string_view name, const std::string& where) {
+  std::string claimName(std::string_view name, const Where& where) {
     if (used_.emplace(name).second) return std::string(name);
     ctx_.warn("duplicate_name", where + ": name '" + std::string(name) + "' is defined twice; renamed");
     return freshName(name);
@@ -283,7 +325,7 @@ class GraphBuilder {
     return meta;
   }
 
-  ir::TensorMeta metaFor(NamedValue v, const std::string& where) {
+  ir::TensorMeta metaFor(NamedValue v, const Where& where) {
     ir::TensorMeta meta;
     static constexpr std::string_view kTables[] = {"tensor_values", "sym_int_values", "sym_bool_values",
                                                    "sym_float_values", "custom_obj_values"};
@@ -318,8 +360,8 @@ class GraphBuilder {
           }
         }
         if (!text) {
-          ctx_.warn("bad_meta", where + ": symbolic value '" + std::string(v.name) + "' is malformed: " +
-                                    pt2::shortJson(*entry));
+          ctx_.warn("bad_meta",
+                    where + ": symbolic value '" + std::string(v.name) + "' is malformed: " + pt2::shortJson(*entry));
           return meta;
         }
         meta.symExpr = graph_->intern(*text);
@@ -345,7 +387,7 @@ class GraphBuilder {
       ctx_.warn("signature_mismatch", path_ + ": " + std::to_string(count) + " graph inputs but " +
                                           std::to_string(specs->size()) + " input specs");
     for (size_t i = 0; i < count; ++i) {
-      const std::string where = path_ + ".inputs[" + std::to_string(i) + "]";
+      const Where where{&path_, "inputs", i};
       const Pt2InputSpec* spec = specs && i < specs->size() ? &(*specs)[i] : nullptr;
       auto value = namedValue((*inputs)[i], ValueClass::Tensor);
       std::string name;
@@ -374,20 +416,20 @@ class GraphBuilder {
   }
 
   // --- arguments ---
-  ir::Arg ref(std::string_view name, const std::string& where) {
-    auto it = values_.find(std::string(name));
+  ir::Arg ref(std::string_view name, const Where& where) {
+    auto it = values_.find(name);
     if (it != values_.end()) return ir::Arg::ofNode(it->second);
     ctx_.warn("unknown_value", where + ": '" + std::string(name) + "' is not defined before its use");
     return ir::Arg::ofStr(ir::Arg::Kind::Raw, graph_->intern(name));
   }
   ir::Arg raw(std::string_view text) { return ir::Arg::ofStr(ir::Arg::Kind::Raw, graph_->intern(text)); }
-  ir::Arg bad(const std::string& where, const Json& arg) {
+  ir::Arg bad(const Where& where, const Json& arg) {
     ctx_.warn("bad_argument", where + ": malformed argument " + pt2::shortJson(arg));
     return raw("<malformed argument>");
   }
 
   // SymIntArgument / SymBoolArgument / SymFloatArgument: a named value or a constant.
-  ir::Arg symArg(const Json& j, const std::string& where) {
+  ir::Arg symArg(const Json& j, const Where& where) {
     auto m = unionMember(j);
     if (!m) return bad(where, j);
     const Json& v = *m->value;
@@ -403,7 +445,7 @@ class GraphBuilder {
   }
 
   template <typename F>
-  ir::Arg listOf(const Json& v, const std::string& where, F&& element) {
+  ir::Arg listOf(const Json& v, const Where& where, F&& element) {
     if (!v.is_array()) return bad(where, v);
     ir::Arg list;
     list.kind = ir::Arg::Kind::List;
@@ -412,7 +454,7 @@ class GraphBuilder {
     return list;
   }
 
-  ir::Arg scalar(const Json& v, std::string_view key, const std::string& where) {
+  ir::Arg scalar(const Json& v, std::string_view key, const Where& where) {
     if (key == "as_int" || key == "as_ints") {
       if (auto i = pt2::asInt(v)) return ir::Arg::ofInt(*i);
     } else if (key == "as_float" || key == "as_floats") {
@@ -425,19 +467,19 @@ class GraphBuilder {
     return bad(where, v);
   }
 
-  ir::Arg tensorRef(const Json& v, const std::string& where) {
+  ir::Arg tensorRef(const Json& v, const Where& where) {
     if (auto name = stringField(v, "name")) return ref(*name, where);
     return bad(where, v);
   }
 
-  ir::Arg optionalTensor(const Json& v, const std::string& where) {
+  ir::Arg optionalTensor(const Json& v, const Where& where) {
     auto m = unionMember(v);
     if (m && m->key == "as_none") return ir::Arg::none();
     if (m && m->key == "as_tensor") return tensorRef(*m->value, where);
     return bad(where, v);
   }
 
-  ir::Arg argument(const Json& arg, const std::string& where, int depth) {
+  ir::Arg argument(const Json& arg, const Where& where, int depth) {
     if (depth > kMaxArgumentDepth) {
       ctx_.warn("bad_argument", where + ": arguments nest too deeply");
       return raw("<too deep>");
@@ -484,7 +526,7 @@ class GraphBuilder {
     if (key == "as_custom_obj") {
       auto name = stringField(v, "name");
       if (!name) return bad(where, arg);
-      return values_.contains(std::string(*name)) ? ref(*name, where) : raw(*name);
+      return values_.contains(*name) ? ref(*name, where) : raw(*name);
     }
     if (key == "as_operator") {
       if (v.is_string()) return raw(v.get_ref<const std::string&>());
@@ -513,7 +555,7 @@ class GraphBuilder {
   }
 
   // A nested graph (as_graph): kept as a subgraph, referenced through a get_attr node as FX does.
-  ir::Arg subgraph(const Json& v, const std::string& where) {
+  ir::Arg subgraph(const Json& v, const Where& where) {
     auto name = stringField(v, "name");
     const Json* g = field(v, "graph");
     if (!name || name->empty() || !g || !g->is_object()) return bad(where, v);
@@ -530,13 +572,14 @@ class GraphBuilder {
     node.synthetic = true;
     node.name = graph_->intern(freshName(attr));
     node.target = graph_->intern(attr);
+    node.provenance = callProvenance_;  // the file has none for it; torch reuses the call's
     const ir::NodeId id = graph_->addNode(std::move(node));
     getAttrs_[attr] = id;
     return ir::Arg::ofNode(id);
   }
 
   // --- nodes ---
-  void setProvenance(ir::Node& node, const Json& serialized, const std::string& where) {
+  void setProvenance(ir::Node& node, const Json& serialized, const Where& where) {
     const Json* metadata = field(serialized, "metadata");
     if (!metadata) return;
     if (!metadata->is_object()) {
@@ -556,7 +599,7 @@ class GraphBuilder {
     }
   }
 
-  void addNode(const Json& serialized, const std::string& where) {
+  void addNode(const Json& serialized, const Where& where) {
     ctx_.tick();
     ir::Node node;
     node.kind = ir::NodeKind::CallFunction;
@@ -576,6 +619,7 @@ class GraphBuilder {
     }
     node.target = graph_->intern(target);
     setProvenance(node, serialized, where);
+    callProvenance_ = node.provenance;
 
     if (const Json* inputs = field(serialized, "inputs")) {
       if (!inputs->is_array()) {
@@ -583,7 +627,7 @@ class GraphBuilder {
       } else {
         for (size_t i = 0; i < inputs->size(); ++i) {
           const Json& input = (*inputs)[i];
-          const std::string at = where + ".inputs[" + std::to_string(i) + "]";
+          const Where at = where.sub("inputs", i);
           const Json* arg = field(input, "arg");
           if (!arg) {
             node.args.push_back(bad(at, input));
@@ -632,8 +676,7 @@ class GraphBuilder {
     addGetitems(id, list ? *list : *outputs, cls, provenance, where, 0);
   }
 
-  std::string nodeName(const Json& serialized, const Json* outputs, const std::string& target,
-                       const std::string& where) {
+  std::string nodeName(const Json& serialized, const Json* outputs, const std::string& target, const Where& where) {
     if (auto name = stringField(serialized, "name"); name && !name->empty()) return claimName(*name, where);
     // Older files have no node name; unused outputs are named "<node>_unused_<i>".
     if (outputs) {
@@ -648,7 +691,7 @@ class GraphBuilder {
   }
 
   void addGetitems(ir::NodeId parent, const Json& items, ValueClass cls, const ir::Provenance& provenance,
-                   const std::string& where, int depth) {
+                   const Where& where, int depth) {
     const ir::StrId getitem = graph_->intern("operator.getitem");
     for (size_t i = 0; i < items.size(); ++i) {
       const Json& item = items[i];
@@ -688,8 +731,7 @@ class GraphBuilder {
     ir::Arg values;
     values.kind = ir::Arg::Kind::Tuple;
     const size_t count = outputs ? outputs->size() : 0;
-    for (size_t i = 0; i < count; ++i)
-      values.items.push_back(argument((*outputs)[i], path_ + ".outputs[" + std::to_string(i) + "]", 0));
+    for (size_t i = 0; i < count; ++i) values.items.push_back(argument((*outputs)[i], Where{&path_, "outputs", i}, 0));
     if (specs && specs->size() != count)
       ctx_.warn("signature_mismatch", path_ + ": " + std::to_string(count) + " graph outputs but " +
                                           std::to_string(specs->size()) + " output specs");
@@ -715,10 +757,11 @@ class GraphBuilder {
   std::string path_;
   int depth_;
   std::shared_ptr<ir::Graph> graph_;
-  std::unordered_map<std::string, ir::NodeId> values_;  // serialized value name -> node
-  std::unordered_map<std::string, ir::NodeId> getAttrs_;
-  std::unordered_set<std::string> used_, reserved_;
-  std::unordered_map<std::string, size_t> nextSuffix_;
+  StringMap<ir::NodeId> values_;  // serialized value name -> node
+  StringMap<ir::NodeId> getAttrs_;
+  StringSet used_, reserved_;
+  StringMap<size_t> nextSuffix_;
+  ir::Provenance callProvenance_;  // of the node whose arguments are being read
 };
 
 std::string specArgName(const Json& spec) {
@@ -730,8 +773,8 @@ std::string specArgName(const Json& spec) {
 }
 
 std::string specTarget(const Json& spec) {
-  for (std::string_view key : {"parameter_name", "buffer_name", "tensor_constant_name", "custom_obj_name",
-                               "user_input_name"}) {
+  for (std::string_view key :
+       {"parameter_name", "buffer_name", "tensor_constant_name", "custom_obj_name", "user_input_name"}) {
     if (auto t = stringField(spec, key)) return std::string(*t);
   }
   return {};
@@ -755,8 +798,8 @@ bool parseSignature(const Json& signature, Pt2Model& model, Context& ctx) {
       if (const Json* p = field(*m->value, "persistent"); p && p->is_boolean()) spec.persistent = p->get<bool>();
     }
     if (!m || spec.kind == Pt2InputKind::Unknown)
-      ctx.warn("bad_signature", "input_specs[" + std::to_string(i) + "] is not a known spec: " +
-                                    pt2::shortJson((*inputs)[i]));
+      ctx.warn("bad_signature",
+               "input_specs[" + std::to_string(i) + "] is not a known spec: " + pt2::shortJson((*inputs)[i]));
     model.inputs.push_back(std::move(spec));
   }
   for (size_t i = 0; i < outputs->size(); ++i) {
@@ -768,8 +811,8 @@ bool parseSignature(const Json& signature, Pt2Model& model, Context& ctx) {
       spec.target = specTarget(*m->value);
     }
     if (!m || spec.kind == Pt2OutputKind::Unknown)
-      ctx.warn("bad_signature", "output_specs[" + std::to_string(i) + "] is not a known spec: " +
-                                    pt2::shortJson((*outputs)[i]));
+      ctx.warn("bad_signature",
+               "output_specs[" + std::to_string(i) + "] is not a known spec: " + pt2::shortJson((*outputs)[i]));
     model.outputs.push_back(std::move(spec));
   }
   return true;
@@ -834,6 +877,9 @@ Pt2Model parseExportedProgram(std::string_view json, std::string_view modelName,
   } catch (const Json::parse_error& e) {
     diagnostics.warn("bad_json", std::string("ExportedProgram is not valid JSON: ") + e.what(),
                      SourceLocation{std::string(file), lineOfOffset(json, e.byte ? e.byte - 1 : 0)});
+    return model;
+  } catch (const Json::exception& e) {  // out_of_range: a number beyond double (1e999)
+    ctx.warn("bad_json", std::string("ExportedProgram is not valid JSON: ") + e.what());
     return model;
   }
   if (!doc.is_object()) {

@@ -207,9 +207,8 @@ class TraceLoader {
     };
     if (!taken(file.rank) || !file_.nameRank || taken(*file_.nameRank)) return;
     log_.diagnostics.note("rank_conflict",
-                          "records say rank " + std::to_string(file.rank) +
-                              ", as an earlier file does; using rank " + std::to_string(*file_.nameRank) +
-                              " from the file name",
+                          "records say rank " + std::to_string(file.rank) + ", as an earlier file does; using rank " +
+                              std::to_string(*file_.nameRank) + " from the file name",
                           {fileName_, 0});
     const int32_t from = file.rank, to = *file_.nameRank;
     for (size_t e = file_.firstEvent; e < log_.events.size(); ++e)

@@ -54,8 +54,8 @@ struct TraceLogEvent {
   uint64_t thread = 0;       // process id (thread id in logs up to mid-2024)
   uint32_t file = 0;         // index into TraceLog::files
   uint64_t line = 0;         // 1-based line of the header in that file
-  int32_t rank = -1;      // envelope `rank`, else the rank of its file
-  int32_t compile = -1;  // index into TraceLog::compiles; -1 = outside any compile
+  int32_t rank = -1;         // envelope `rank`, else the rank of its file
+  int32_t compile = -1;      // index into TraceLog::compiles; -1 = outside any compile
 
   // The envelope parsed again (it was valid JSON when loaded) and its event metadata (envelope[kind]).
   [[nodiscard]] nlohmann::json parseEnvelope() const;
@@ -70,7 +70,7 @@ enum class GuardFormat : uint8_t { None, CppTree, Json };  // dynamo_cpp_guards_
 // One compile attempt: everything logged under one compile id (frame/frame_compile_id/attempt,
 // compiled autograd id) in one file, i.e. by one process.
 struct TraceCompile {
-  std::string id;  // "0/1", "0/1_1" (attempt 1), "!3/0/1" (compiled autograd), "!3"
+  std::string id;     // "0/1", "0/1_1" (attempt 1), "!3/0/1" (compiled autograd), "!3"
   int32_t rank = -1;  // rank of its file
   std::optional<int64_t> compiledAutogradId, frameId, frameCompileId;
   int64_t attempt = 0;

@@ -288,23 +288,17 @@ std::optional<TraceHeader> parseTraceHeader(std::string_view s) {
   size_t i = 22;
   const size_t idStart = i;
   uint64_t thread = 0;
-  while (i < s.size() && isDigit(s[i]) && i - idStart < 20) thread = thread * 10 + static_cast<uint64_t>(s[i++] - '0');
+  while (i < s.size() && isDigit(s[i]) && i - idStart < 19) thread = thread * 10 + static_cast<uint64_t>(s[i++] - '0');
   if (i == idStart || i >= s.size() || s[i] != ' ') return std::nullopt;
   h.thread = thread;
   const size_t pathStart = i + 1;
   const size_t close = s.find("] ", pathStart);
   if (close == std::string_view::npos) return std::nullopt;
-  // PATH ':' LINENO right before "] "; the path itself may hold ':' (Windows drives), so scan back.
+  // PATH ':' LINENO right before "] " (the logging call site); the path itself may hold ':'
+  // (Windows drives), so scan back from the bracket.
   size_t j = close;
-  uint64_t lineNo = 0, scale = 1;
-  while (j > pathStart && isDigit(s[j - 1]) && close - j < 18) {
-    --j;
-    lineNo += static_cast<uint64_t>(s[j] - '0') * scale;
-    scale *= 10;
-  }
+  while (j > pathStart && isDigit(s[j - 1])) --j;
   if (j == close || j <= pathStart + 1 || s[j - 1] != ':') return std::nullopt;
-  h.sourceFile = s.substr(pathStart, j - 1 - pathStart);
-  h.sourceLine = lineNo;
   std::string_view json = s.substr(close + 2);
   while (!json.empty() && (json.back() == ' ' || json.back() == '\t')) json.remove_suffix(1);
   if (json.empty() || json.front() != '{') return std::nullopt;

@@ -22,8 +22,6 @@ struct TraceHeader {
   uint8_t month = 0, day = 0;
   uint64_t microsOfDay = 0;
   uint64_t thread = 0;
-  std::string_view sourceFile;  // the logging call site
-  uint64_t sourceLine = 0;
   std::string_view json;  // from the first '{' to the end of the line, trailing blanks removed
 };
 

@@ -5,22 +5,41 @@
 
 namespace lathe::ir {
 
+// Sizes come from user files: damaged ones may hold absurd values, so arithmetic saturates
+// instead of overflowing.
+namespace {
+constexpr int64_t kSaturated = INT64_MAX;
+
+int64_t saturatingMul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? kSaturated : r;
+}
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? kSaturated : r;
+}
+}  // namespace
+
 int64_t TensorMeta::numel() const {
   int64_t n = 1;
-  for (const auto& d : sizes) n *= d.value;
+  for (const auto& d : sizes) {
+    if (d.value <= 0) return 0;
+    n = saturatingMul(n, d.value);
+  }
   return n;
 }
 
 uint64_t TensorMeta::storageBytes() const {
   if (kind != ValueKind::Tensor) return 0;
-  const uint64_t item = dtypeSize(dtype);
-  if (!hasStrides || strides.size() != sizes.size()) return static_cast<uint64_t>(std::max<int64_t>(numel(), 0)) * item;
+  const auto item = static_cast<int64_t>(dtypeSize(dtype));
+  if (!hasStrides || strides.size() != sizes.size()) return static_cast<uint64_t>(saturatingMul(numel(), item));
   int64_t extent = 1;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i].value <= 0) return 0;
-    extent += (sizes[i].value - 1) * std::abs(strides[i].value);
+    const int64_t stride = strides[i].value == INT64_MIN ? kSaturated : std::abs(strides[i].value);
+    extent = saturatingAdd(extent, saturatingMul(sizes[i].value - 1, stride));
   }
-  return static_cast<uint64_t>(extent) * item;
+  return static_cast<uint64_t>(saturatingMul(extent, item));
 }
 
 bool TensorMeta::allHinted() const {

@@ -51,7 +51,7 @@ struct TensorMeta {
   [[nodiscard]] bool isTensor() const { return kind == ValueKind::Tensor; }
   // Element count and storage bytes from sizes/strides, using hints for symbolic dims.
   // Storage bytes = (1 + sum((size_i - 1) * stride_i)) * itemsize for strided tensors, numel *
-  // itemsize when strides are unknown, 0 for an empty tensor.
+  // itemsize when strides are unknown, 0 for an empty tensor; saturating at INT64_MAX on absurd sizes.
   [[nodiscard]] int64_t numel() const;
   [[nodiscard]] uint64_t storageBytes() const;
   [[nodiscard]] bool allHinted() const;

@@ -13,9 +13,19 @@ namespace lathe::ir {
 namespace {
 
 constexpr std::array<std::string_view, kOpCategoryCount> kCategoryNames{
-    "unknown",  "matmul", "attention", "convolution", "pointwise",    "reduction", "normalization", "data_movement",
-    "view",     "creation", "random",  "collective",  "getitem",      "host",    "higher_order",  "custom",
+    "unknown", "matmul",   "attention", "convolution", "pointwise", "reduction", "normalization", "data_movement",
+    "view",    "creation", "random",    "collective",  "getitem",   "host",      "higher_order",  "custom",
 };
+
+// canonicalOpName without a copy unless "::" must be rewritten (lookups run once per node).
+std::string_view canonicalView(std::string_view target, std::string& buffer) {
+  if (target.starts_with("torch.ops.")) target.remove_prefix(10);
+  const size_t colons = target.find("::");
+  if (colons == std::string_view::npos) return target;
+  buffer.assign(target);
+  buffer.replace(colons, 2, ".");
+  return buffer;
+}
 
 bool fusibleByDefault(OpCategory c) {
   switch (c) {
@@ -39,7 +49,9 @@ std::string_view packetOf(std::string_view name) {
   return head.find('.') == std::string_view::npos ? std::string_view{} : head;
 }
 
-bool endsWithSingleUnderscore(std::string_view s) { return s.ends_with('_') && !s.ends_with("__"); }
+bool endsWithSingleUnderscore(std::string_view s) {
+  return s.ends_with('_') && !s.ends_with("__");
+}
 
 // The functional op of an in-place variant: "aten.add_.Tensor" -> "aten.add.Tensor", "mul_" -> "mul".
 std::optional<std::string> functionalVariant(std::string_view name) {
@@ -67,21 +79,6 @@ const OpInfo* resolveName(std::string_view name, const Find& find) {
   return nullptr;
 }
 
-struct BuiltInTable {
-  std::vector<OpInfo> infos;
-  std::unordered_map<std::string_view, const OpInfo*> byName;
-  // Overload lines by their packet ("aten.max" -> "aten.max.other"), for packet-wide flags.
-  std::unordered_multimap<std::string_view, const OpInfo*> overloadsByPacket;
-
-  [[nodiscard]] const OpInfo* find(std::string_view name) const {
-    auto it = byName.find(name);
-    return it == byName.end() ? nullptr : it->second;
-  }
-  [[nodiscard]] const OpInfo* resolve(std::string_view name) const {
-    return resolveName(name, [&](std::string_view n) { return find(n); });
-  }
-};
-
 OpInfo infoFromRow(const detail::OpRow& row) {
   OpInfo info;
   info.name = std::string(row.name);
@@ -89,18 +86,20 @@ OpInfo infoFromRow(const detail::OpRow& row) {
   info.formula = row.formula;
   info.flopsPerElement = row.flopsPerElement;
   info.attention = row.attention;
-  info.fusible = (fusibleByDefault(row.category) || (row.traits & detail::kFusible)) && !(row.traits & detail::kNotFusible);
+  info.fusible =
+      (fusibleByDefault(row.category) || (row.traits & detail::kFusible)) && !(row.traits & detail::kNotFusible);
   info.computeSensitive = (row.traits & detail::kComputeSensitive) != 0;
   return info;
 }
 
-const BuiltInTable& builtInTable() {
-  static const BuiltInTable table = [] {
-    BuiltInTable t;
+// The table as OpInfo entries, indexed. Built in place once: the indexes point into `infos`.
+class BuiltInTable {
+ public:
+  BuiltInTable() {
     const auto rows = detail::builtInOpRows();
     std::unordered_map<std::string_view, const detail::OpRow*> rowByName;
     for (const auto& row : rows) rowByName.emplace(row.name, &row);
-    t.infos.reserve(rows.size());
+    infos.reserve(rows.size());
     for (const auto& row : rows) {
       const detail::OpRow* source = &row;
       if (!row.aliasOf.empty()) {
@@ -110,15 +109,36 @@ const BuiltInTable& builtInTable() {
       }
       OpInfo info = source ? infoFromRow(*source) : OpInfo{};
       info.name = std::string(row.name);
-      t.infos.push_back(std::move(info));
+      infos.push_back(std::move(info));
     }
-    for (const auto& info : t.infos) t.byName.emplace(info.name, &info);
-    for (const auto& info : t.infos) {
+    for (const auto& info : infos) byName_.emplace(info.name, &info);
+    for (const auto& info : infos) {
       const std::string_view packet = packetOf(info.name);
-      if (!packet.empty() && t.byName.contains(packet)) t.overloadsByPacket.emplace(packet, &info);
+      if (!packet.empty() && byName_.contains(packet)) overloadsByPacket_.emplace(packet, &info);
     }
-    return t;
-  }();
+  }
+  BuiltInTable(const BuiltInTable&) = delete;
+  BuiltInTable& operator=(const BuiltInTable&) = delete;
+
+  [[nodiscard]] const OpInfo* find(std::string_view name) const {
+    auto it = byName_.find(name);
+    return it == byName_.end() ? nullptr : it->second;
+  }
+  [[nodiscard]] const OpInfo* resolve(std::string_view name) const {
+    return resolveName(name, [&](std::string_view n) { return find(n); });
+  }
+  // Overload lines of a packet ("aten.max" -> "aten.max.other"), for packet-wide flags.
+  [[nodiscard]] auto overloadsOf(std::string_view packet) const { return overloadsByPacket_.equal_range(packet); }
+
+  std::vector<OpInfo> infos;
+
+ private:
+  std::unordered_map<std::string_view, const OpInfo*> byName_;
+  std::unordered_multimap<std::string_view, const OpInfo*> overloadsByPacket_;
+};
+
+const BuiltInTable& builtInTable() {
+  static const BuiltInTable table;
   return table;
 }
 
@@ -178,10 +198,8 @@ std::optional<OpCategory> categoryFromName(std::string_view name) {
 }
 
 std::string canonicalOpName(std::string_view target) {
-  if (target.starts_with("torch.ops.")) target.remove_prefix(10);
-  std::string out(target);
-  if (const size_t colons = out.find("::"); colons != std::string::npos) out.replace(colons, 2, ".");
-  return out;
+  std::string buffer;
+  return std::string(canonicalView(target, buffer));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -194,7 +212,9 @@ OpRegistry& OpRegistry::global() {
   return registry;
 }
 
-std::span<const OpInfo> OpRegistry::builtIns() { return builtInTable().infos; }
+std::span<const OpInfo> OpRegistry::builtIns() {
+  return builtInTable().infos;
+}
 
 const OpInfo* OpRegistry::findLocked(std::string_view name) const {
   const BuiltInTable& table = builtInTable();
@@ -205,7 +225,8 @@ const OpInfo* OpRegistry::findLocked(std::string_view name) const {
 }
 
 const OpInfo& OpRegistry::lookup(std::string_view target) const {
-  const std::string name = canonicalOpName(target);
+  std::string buffer;
+  const std::string_view name = canonicalView(target, buffer);
   std::shared_lock lock(mutex_);
   const OpInfo* hit = findLocked(name);
   return hit ? *hit : unknownOp();
@@ -219,7 +240,8 @@ void OpRegistry::setFlags(std::string_view target, const OpFlags& flags) {
 
 void OpRegistry::applyPatches(std::vector<std::pair<std::string, OpFlags>> patches) {
   std::unique_lock lock(mutex_);
-  for (auto& [key, flags] : patches) mergeFlags(patches_[key], flags);
+  for (auto& [key, flags] : patches)
+    if (!key.empty()) mergeFlags(patches_[key], flags);
   rebuildOverridesLocked();
 }
 
@@ -235,7 +257,7 @@ void OpRegistry::rebuildOverridesLocked() {
       if (auto it = patches_.find(packet); it != patches_.end()) base = applyFlags(std::move(base), it->second);
     fresh[key] = applyFlags(std::move(base), flags);
     // Packet flags also reach the packet's own overload lines ("aten.max" -> "aten.max.other").
-    auto [begin, end] = table.overloadsByPacket.equal_range(key);
+    auto [begin, end] = table.overloadsOf(key);
     for (auto it = begin; it != end; ++it)
       if (!patches_.contains(it->second->name)) fresh[it->second->name] = applyFlags(*it->second, flags);
   }
@@ -265,25 +287,29 @@ std::vector<std::string> OpRegistry::flaggedTargets() const {
   return out;
 }
 
-const OpInfo& lookupOp(std::string_view target) { return OpRegistry::global().lookup(target); }
+const OpInfo& lookupOp(std::string_view target) {
+  return OpRegistry::global().lookup(target);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Flags from JSON
 
 namespace {
 
-// Finds the line of each key in document order (ordered_json keeps it), scanning forward once.
+// Finds the line of each key in document order (ordered_json keeps it), scanning forward once. A
+// key not found as written (escapes) gets line 0; after a few such misses, the search stops, so
+// that a large file of them cannot make loading quadratic.
 class KeyLines {
  public:
   explicit KeyLines(std::string_view text) : text_(text) {}
 
   uint64_t lineOf(std::string_view key) {
+    if (misses_ >= kMaxMisses) return 0;
     const std::string quoted = "\"" + std::string(key) + "\"";
-    for (size_t pos = text_.find(quoted, cursor_); pos != std::string_view::npos;
-         pos = text_.find(quoted, pos + 1)) {
+    for (size_t pos = text_.find(quoted, cursor_); pos != std::string_view::npos; pos = text_.find(quoted, pos + 1)) {
       size_t after = pos + quoted.size();
-      while (after < text_.size() && (text_[after] == ' ' || text_[after] == '\t' || text_[after] == '\n' ||
-                                      text_[after] == '\r'))
+      while (after < text_.size() &&
+             (text_[after] == ' ' || text_[after] == '\t' || text_[after] == '\n' || text_[after] == '\r'))
         ++after;
       if (after < text_.size() && text_[after] == ':') {
         line_ += static_cast<uint64_t>(std::count(text_.begin() + cursor_, text_.begin() + pos, '\n'));
@@ -291,11 +317,14 @@ class KeyLines {
         return line_;
       }
     }
-    return 0;  // written with escapes: no line rather than a wrong one
+    ++misses_;
+    return 0;  // no line rather than a wrong one
   }
 
  private:
+  static constexpr int kMaxMisses = 32;
   std::string_view text_;
+  int misses_ = 0;
   size_t cursor_ = 0;
   uint64_t line_ = 1;
 };
@@ -346,15 +375,20 @@ void OpRegistry::loadFlagsJson(std::string_view jsonText, const std::string& sou
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(ErrorCode::BadInput, std::string("op flags are not valid JSON: ") + e.what(),
                 {sourceName, lineAtByte(jsonText, e.byte > 0 ? e.byte - 1 : 0)});
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number out of range; no position given
+    throw Error(ErrorCode::BadInput, std::string("op flags are not valid JSON: ") + e.what(), {sourceName});
   }
   if (!doc.is_object())
     throw Error(ErrorCode::BadInput, "op flags must be a JSON object of op name -> flags", {sourceName, 1});
 
   KeyLines lines(jsonText);
   std::vector<std::pair<std::string, OpFlags>> patches;
-  for (const auto& [target, entry] : doc.items()) {
+  for (const auto& item : doc.items()) {
+    const std::string& target = item.key();
+    const nlohmann::ordered_json& entry = item.value();
     const SourceLocation where{sourceName, lines.lineOf(target)};
-    if (target.empty()) {
+    std::string canonical = canonicalOpName(target);
+    if (canonical.empty()) {
       diagnostics.warn("op_flags_empty_name", "an op name is empty; entry skipped", where);
       continue;
     }
@@ -363,7 +397,9 @@ void OpRegistry::loadFlagsJson(std::string_view jsonText, const std::string& sou
       continue;
     }
     OpFlags flags;
-    for (const auto& [key, value] : entry.items()) {
+    for (const auto& field : entry.items()) {
+      const std::string& key = field.key();
+      const nlohmann::ordered_json& value = field.value();
       const SourceLocation at{sourceName, lines.lineOf(key)};
       auto badValue = [&](std::string_view expected) {
         diagnostics.warn("op_flags_bad_value",
@@ -376,9 +412,12 @@ void OpRegistry::loadFlagsJson(std::string_view jsonText, const std::string& sou
           continue;
         }
         const bool b = value.get<bool>();
-        if (key.ends_with("compute_sensitive")) flags.computeSensitive = b;
-        else if (key.ends_with("subgraph_boundary")) flags.subgraphBoundary = b;
-        else flags.fusible = b;
+        if (key.ends_with("compute_sensitive"))
+          flags.computeSensitive = b;
+        else if (key.ends_with("subgraph_boundary"))
+          flags.subgraphBoundary = b;
+        else
+          flags.fusible = b;
       } else if (key == "category") {
         const auto category = value.is_string() ? categoryFromName(value.get<std::string>()) : std::nullopt;
         if (!category) {
@@ -403,7 +442,7 @@ void OpRegistry::loadFlagsJson(std::string_view jsonText, const std::string& sou
         diagnostics.warn("op_flags_unknown_key", "unknown key '" + key + "' for '" + target + "'; ignored", at);
       }
     }
-    patches.emplace_back(canonicalOpName(target), std::move(flags));
+    patches.emplace_back(std::move(canonical), std::move(flags));
   }
   applyPatches(std::move(patches));
 }
@@ -461,7 +500,6 @@ class CostEstimator {
 
   OpCost run() {
     using F = CostFormula;
-    if (info_.formula == F::None) return cost_;
     cost_.bytesRead = defaultBytesRead();
     cost_.bytesWritten = outputBytes();
     switch (info_.formula) {
@@ -638,8 +676,8 @@ class CostEstimator {
       sk = dim(*k, -2);
     }
     const double scores = batchHeads * sq * sk * (causal() ? 0.5 : 1.0);
-    cost_.flops = info_.formula == CostFormula::AttentionBackward ? 2 * scores * (3 * dqk + 2 * dv)
-                                                                    : 2 * scores * (dqk + dv);
+    cost_.flops =
+        info_.formula == CostFormula::AttentionBackward ? 2 * scores * (3 * dqk + 2 * dv) : 2 * scores * (dqk + dv);
   }
 
   // FLOPs of a convolution from the tensor it slides over: 2 * positions * (weight numel / dim 0),
@@ -707,7 +745,9 @@ std::vector<TensorMeta> outputMetas(const Graph& graph, NodeId id, const OpRegis
   return {};
 }
 
-OpCost estimateCost(const Graph& graph, NodeId node) { return estimateCost(graph, node, OpRegistry::global()); }
+OpCost estimateCost(const Graph& graph, NodeId node) {
+  return estimateCost(graph, node, OpRegistry::global());
+}
 
 OpCost estimateCost(const Graph& graph, NodeId id, const OpRegistry& registry) {
   if (!graph.finalized()) throw Error(ErrorCode::Internal, "estimateCost needs a finalized graph");
@@ -721,7 +761,9 @@ OpCost estimateCost(const Graph& graph, NodeId id, const OpRegistry& registry) {
     case NodeKind::CallMethod:
     case NodeKind::CallModule: break;
   }
-  return CostEstimator(graph, id, registry.lookup(graph.str(node.target)), registry).run();
+  const OpInfo& info = registry.lookup(graph.str(node.target));
+  if (info.formula == CostFormula::None) return {};  // most nodes are views: skip the output scan
+  return CostEstimator(graph, id, info, registry).run();
 }
 
 }  // namespace lathe::ir

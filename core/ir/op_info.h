@@ -74,34 +74,34 @@ inline constexpr size_t kOpCategoryCount = 16;
 // input; bytesWritten to the storage bytes of every output (a tuple's outputs are the getitem
 // nodes reading it). FLOPs are multiply-adds counted as 2.
 enum class CostFormula : uint8_t {
-  None,      // no kernel: views, getitem, host ops, waits, subgraph calls (0 FLOPs, 0 bytes)
-  Opaque,    // unknown arithmetic: default bytes, FLOPs unknown (OpCost::flopsKnown = false)
-  Memory,    // pure data movement: default bytes, 0 FLOPs
-  Fill,      // writes its outputs without reading tensor data (*_like read only metadata):
-             // FLOPs = flopsPerElement x output numel
-  Pointwise, // FLOPs = flopsPerElement x output numel (the largest output of a tuple)
-  Reduction, // FLOPs = flopsPerElement x numel of the first tensor input
-  Gather,    // arg 0 is a table read only where indexed: reads min(table, output) bytes of it
-  Matmul,    // a @ b (args 0, 1) with broadcast batch: 2*B*M*N*K
-  MatmulBias,        // bias + a @ b (args 0, 1, 2), addmm/baddbmm: 2*B*M*N*K + output numel
-  Linear,            // x @ W^T (+ bias) (args 0, 1, 2): 2*M*N*K (+ output numel with a bias)
-  GroupedMatmul,     // _grouped_mm: 2*G*M*N*K, G only when both operands are 3-D
-  Attention,         // forward: 2*B*H*Sq*Sk*(Dqk + Dv), i.e. 4*B*H*Sq*Sk*D; halved when causal
-  AttentionBackward, // 2*B*H*Sq*Sk*(3*Dqk + 2*Dv) = 2.5 x forward: QK^T recomputed, then dV, dP,
-                     // dQ, dK (torch.utils.flop_counter counts the same five matmuls)
-  Convolution,       // 2 * output numel * Cin/groups * kernel area; aten.convolution reads its
-                     // `transposed` flag (arg 6), then 2 * input numel * Cout/groups * kernel area
+  None,                   // no kernel: views, getitem, host ops, waits, subgraph calls (0 FLOPs, 0 bytes)
+  Opaque,                 // unknown arithmetic: default bytes, FLOPs unknown (OpCost::flopsKnown = false)
+  Memory,                 // pure data movement: default bytes, 0 FLOPs
+  Fill,                   // writes its outputs without reading tensor data (*_like read only metadata):
+                          // FLOPs = flopsPerElement x output numel
+  Pointwise,              // FLOPs = flopsPerElement x output numel (the largest output of a tuple)
+  Reduction,              // FLOPs = flopsPerElement x numel of the first tensor input
+  Gather,                 // arg 0 is a table read only where indexed: reads min(table, output) bytes of it
+  Matmul,                 // a @ b (args 0, 1) with broadcast batch: 2*B*M*N*K
+  MatmulBias,             // bias + a @ b (args 0, 1, 2), addmm/baddbmm: 2*B*M*N*K + output numel
+  Linear,                 // x @ W^T (+ bias) (args 0, 1, 2): 2*M*N*K (+ output numel with a bias)
+  GroupedMatmul,          // _grouped_mm: 2*G*M*N*K, G only when both operands are 3-D
+  Attention,              // forward: 2*B*H*Sq*Sk*(Dqk + Dv), i.e. 4*B*H*Sq*Sk*D; halved when causal
+  AttentionBackward,      // 2*B*H*Sq*Sk*(3*Dqk + 2*Dv) = 2.5 x forward: QK^T recomputed, then dV, dP,
+                          // dQ, dK (torch.utils.flop_counter counts the same five matmuls)
+  Convolution,            // 2 * output numel * Cin/groups * kernel area; when aten.convolution's
+                          // `transposed` (arg 6) is true: 2 * input numel * Cout/groups * kernel area
   ConvolutionTransposed,  // conv_transpose*: always the transposed count
   ConvolutionBackward,    // forward count x (grad_input wanted + grad_weight wanted), output_mask arg 10
-  Collective,        // default bytes; FLOPs = flopsPerElement x input numel (the reduction adds);
-                     // commBytes = max(bytes read, bytes written)
+  Collective,             // default bytes; FLOPs = flopsPerElement x input numel (the reduction adds);
+                          // commBytes = max(bytes read, bytes written)
 };
 
 // Where attention formulas find their operands among the positional arguments.
 struct AttentionArgs {
-  int8_t query = 0;          // key and value follow it
-  int8_t causal = -1;        // is_causal (bool) or custom_mask_type (int, nonzero = causal); -1: none
-  int8_t maxSeqLenK = -1;    // max_k for packed variable-length inputs; -1: none
+  int8_t query = 0;            // key and value follow it
+  int8_t causal = -1;          // is_causal (bool) or custom_mask_type (int, nonzero = causal); -1: none
+  int8_t maxSeqLenK = -1;      // max_k for packed variable-length inputs; -1: none
   bool sequenceFirst = false;  // [B, S, H, D] (_flash/_efficient_attention_*) instead of [B, H, S, D]
   friend bool operator==(const AttentionArgs&, const AttentionArgs&) = default;
 };
@@ -170,12 +170,14 @@ class OpRegistry {
   static std::span<const OpInfo> builtIns();
 
   // Never fails: unknown targets give an entry with category Unknown. The reference stays valid
-  // for the registry's lifetime, also across later setFlags calls (entries are never freed).
+  // for the registry's lifetime, also across later setFlags calls: an entry that flags replace is
+  // kept, not freed (flags are set at setup, so the kept ones stay few).
   [[nodiscard]] const OpInfo& lookup(std::string_view target) const;
 
   // Thread-safe with concurrent lookups. A packet key ("aten.max") applies to all its overloads;
   // an overload key ("aten.max.other") only to that one, after the packet's flags. Flags for a
   // target with no built-in line make a Custom entry (unless `like` or `category` say otherwise).
+  // An empty target is ignored.
   void setFlags(std::string_view target, const OpFlags& flags);
   // {"athena.flash_attn": {"compute_sensitive": true, "subgraph_boundary": true}, ...}. Per entry:
   // compute_sensitive / is_compute_sensitive, subgraph_boundary / is_subgraph_boundary, fusible
@@ -215,7 +217,7 @@ struct OpCost {
 
 // Cost of one node from its inputs' and outputs' TensorMeta (symbolic sizes use their hints).
 // Placeholders, get_attr and output nodes cost nothing; call_module nodes are priced as unknown
-// ops. The graph must be finalized.
+// ops. The graph must be finalized and the node in range (else Error(Internal)).
 [[nodiscard]] OpCost estimateCost(const Graph& graph, NodeId node);
 [[nodiscard]] OpCost estimateCost(const Graph& graph, NodeId node, const OpRegistry& registry);
 

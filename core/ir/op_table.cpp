@@ -9,7 +9,8 @@
 // sigmoid_backward 3, silu_backward 9, gelu_backward 11. Norms per input element: layer/batch/group
 // norm 8 (mean 1, variance 3, normalize 2, affine 2), RMS norm 4, softmax 5 (max, sub, exp, sum,
 // div), log_softmax 5; backward passes 2x their forward except softmax's 4. Variance 4 (mean, then
-// sub, mul, add). Copies and casts count 0. Random ops count 1 per generated element.
+// sub, mul, add). Copies and casts count 0 (aten.to is priced as the copy it makes when the dtype
+// or device changes). Random ops count 1 per generated element.
 #include "ir/op_table.h"
 
 #include <array>
@@ -30,22 +31,46 @@ constexpr OpRow op(std::string_view name, OpCategory category, CostFormula formu
   r.traits = traits;
   return r;
 }
-constexpr OpRow pointwise(std::string_view n, double flops = 1) { return op(n, C::Pointwise, F::Pointwise, flops); }
-constexpr OpRow copy(std::string_view n) { return op(n, C::Pointwise, F::Memory); }
+constexpr OpRow pointwise(std::string_view n, double flops = 1) {
+  return op(n, C::Pointwise, F::Pointwise, flops);
+}
+constexpr OpRow copy(std::string_view n) {
+  return op(n, C::Pointwise, F::Memory);
+}
 constexpr OpRow reduction(std::string_view n, double flops = 1, uint8_t traits = 0) {
   return op(n, C::Reduction, F::Reduction, flops, traits);
 }
-constexpr OpRow norm(std::string_view n, double flops) { return op(n, C::Normalization, F::Reduction, flops); }
-constexpr OpRow view(std::string_view n) { return op(n, C::View, F::None); }
-constexpr OpRow gather(std::string_view n) { return op(n, C::DataMovement, F::Gather); }
-constexpr OpRow movement(std::string_view n, uint8_t traits = 0) { return op(n, C::DataMovement, F::Memory, 0, traits); }
-constexpr OpRow fill(std::string_view n) { return op(n, C::Creation, F::Fill); }
-constexpr OpRow allocation(std::string_view n) { return op(n, C::Creation, F::None); }
-constexpr OpRow random(std::string_view n, uint8_t traits = 0) { return op(n, C::Random, F::Fill, 1, traits); }
+constexpr OpRow norm(std::string_view n, double flops) {
+  return op(n, C::Normalization, F::Reduction, flops);
+}
+constexpr OpRow view(std::string_view n) {
+  return op(n, C::View, F::None);
+}
+constexpr OpRow gather(std::string_view n) {
+  return op(n, C::DataMovement, F::Gather);
+}
+constexpr OpRow movement(std::string_view n, uint8_t traits = 0) {
+  return op(n, C::DataMovement, F::Memory, 0, traits);
+}
+constexpr OpRow fill(std::string_view n) {
+  return op(n, C::Creation, F::Fill);
+}
+constexpr OpRow allocation(std::string_view n) {
+  return op(n, C::Creation, F::None);
+}
+constexpr OpRow random(std::string_view n, uint8_t traits = 0) {
+  return op(n, C::Random, F::Fill, 1, traits);
+}
 // Random ops that read a tensor (dropout reads its input, bernoulli its probabilities).
-constexpr OpRow randomOf(std::string_view n, double flops) { return op(n, C::Random, F::Pointwise, flops); }
-constexpr OpRow matmul(std::string_view n, CostFormula f, uint8_t traits = 0) { return op(n, C::Matmul, f, 0, traits); }
-constexpr OpRow conv(std::string_view n, CostFormula f, uint8_t traits = 0) { return op(n, C::Convolution, f, 0, traits); }
+constexpr OpRow randomOf(std::string_view n, double flops) {
+  return op(n, C::Random, F::Pointwise, flops);
+}
+constexpr OpRow matmul(std::string_view n, CostFormula f, uint8_t traits = 0) {
+  return op(n, C::Matmul, f, 0, traits);
+}
+constexpr OpRow conv(std::string_view n, CostFormula f, uint8_t traits = 0) {
+  return op(n, C::Convolution, f, 0, traits);
+}
 constexpr OpRow attention(std::string_view n, CostFormula f, AttentionArgs args, uint8_t traits = 0) {
   OpRow r = op(n, C::Attention, f, 0, traits);
   r.attention = args;
@@ -54,10 +79,18 @@ constexpr OpRow attention(std::string_view n, CostFormula f, AttentionArgs args,
 constexpr OpRow collective(std::string_view n, double reduceFlops) {
   return op(n, C::Collective, F::Collective, reduceFlops);
 }
-constexpr OpRow wait(std::string_view n) { return op(n, C::Collective, F::None); }
-constexpr OpRow getitem(std::string_view n) { return op(n, C::Getitem, F::None, 0, kFusible); }
-constexpr OpRow host(std::string_view n) { return op(n, C::Host, F::None); }
-constexpr OpRow subgraphCall(std::string_view n) { return op(n, C::HigherOrder, F::None); }
+constexpr OpRow wait(std::string_view n) {
+  return op(n, C::Collective, F::None);
+}
+constexpr OpRow getitem(std::string_view n) {
+  return op(n, C::Getitem, F::None, 0, kFusible);
+}
+constexpr OpRow host(std::string_view n) {
+  return op(n, C::Host, F::None);
+}
+constexpr OpRow subgraphCall(std::string_view n) {
+  return op(n, C::HigherOrder, F::None);
+}
 constexpr OpRow alias(std::string_view n, std::string_view of) {
   OpRow r;
   r.name = n;
@@ -1048,6 +1081,8 @@ constexpr auto kRows = std::to_array<OpRow>({
 
 }  // namespace
 
-std::span<const OpRow> builtInOpRows() { return kRows; }
+std::span<const OpRow> builtInOpRows() {
+  return kRows;
+}
 
 }  // namespace lathe::ir::detail

@@ -26,6 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)tree->children(lathe::io::kNoGuardNode);
     for (uint32_t i = 0; i < tree->size(); ++i) {
       const lathe::io::GuardNode& node = tree->node(i);
+      for (const lathe::io::GuardText& t : {node.type, node.source, node.accessor, node.pythonType, node.tagSafe,
+                                            node.code, node.userSource, node.userFile, node.userFunction, node.note}) {
+        if (tree->text(t).size() != t.size) __builtin_trap();  // every text lies inside the tree
+      }
       if (!node.isLeaf()) continue;
       (void)lathe::io::guardPath(*tree, i);
       (void)lathe::io::parseTensorMatch(tree->text(node.code));

@@ -1,16 +1,17 @@
 // Tests of the guard parsers and helpers (core/io/guards.h) on payloads from our captures (inline
 // excerpts, and whole payloads read from the samples) and on synthetic damage.
+#include "io/guards.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <nlohmann/json.hpp>
+#include <atomic>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "io/guards.h"
-#include "util/input.h"
+#include "io/trace_log.h"
 
 using namespace lathe;
 using namespace lathe::io;
@@ -73,61 +74,30 @@ Guard latency = 229.40 us)guards";
 constexpr std::string_view kDyntrainRecompileReasons =
     "0/0: tensor 'kwargs['input_ids']' size mismatch at index 1. expected 512, actual 768";
 
-std::string samplesPath(std::string_view relative) { return std::string(LATHE_SAMPLES_DIR) + "/" + std::string(relative); }
-
-// One record of a TORCH_TRACE log, enough to hand payloads to the parsers under test.
-struct TraceRecord {
-  std::string event;  // first key of the envelope; for artifacts, the artifact name
-  std::string compileId;
-  std::string payload;
-  uint64_t payloadLine = 0;
-};
-
-// Minimal reading of a trace log (header line + TAB-led payload lines), so these tests do not depend
-// on the trace loader.
-std::vector<TraceRecord> readTraceRecords(const std::string& path, std::string_view wanted) {
-  std::vector<TraceRecord> records;
-  InputFile input(path);
-  LineReader reader(input);
-  std::string_view line;
-  bool inWanted = false;  // the payload lines that follow belong to records.back()
-  while (reader.next(line)) {
-    if (!line.empty() && line.front() == '\t') {
-      if (inWanted) {
-        TraceRecord& r = records.back();
-        if (r.payloadLine == 0) {
-          r.payloadLine = reader.lineNumber();
-        } else {
-          r.payload.push_back('\n');
-        }
-        r.payload.append(line.substr(1));
-      }
-      continue;
-    }
-    inWanted = false;
-    const size_t brace = line.find("] {");
-    if (brace == std::string_view::npos) continue;
-    // ordered_json: the event is the envelope's first key as written.
-    const auto envelope = nlohmann::ordered_json::parse(line.substr(brace + 2), nullptr, false);
-    if (!envelope.is_object() || envelope.empty()) continue;
-    std::string event = envelope.begin().key();
-    if (event == "artifact") event = envelope.begin()->value("name", "");
-    if (event != wanted) continue;
-    TraceRecord r;
-    r.event = event;
-    r.compileId = std::to_string(envelope.value("frame_id", -1)) + "/" +
-                  std::to_string(envelope.value("frame_compile_id", -1));
-    records.push_back(std::move(r));
-    inWanted = true;
-  }
-  return records;
+std::string samplesPath(std::string_view relative) {
+  return std::string(LATHE_SAMPLES_DIR) + "/" + std::string(relative);
 }
 
-const TraceRecord* findRecord(const std::vector<TraceRecord>& records, std::string_view compileId) {
-  for (const auto& r : records) {
-    if (r.compileId == compileId) return &r;
+// A guard or artifact payload of a capture, read with the trace loader.
+struct LoggedPayload {
+  std::string text;
+  uint64_t firstLine = 0;  // file line of the payload's first line
+  uint32_t file = 0;       // index into TraceLog::files
+};
+
+std::optional<LoggedPayload> guardsOf(const TraceLog& log, std::string_view compileId) {
+  const TraceCompile* compile = log.findCompile(compileId);
+  if (!compile || compile->guardsEvent < 0) return std::nullopt;
+  const auto& event = log.events[static_cast<size_t>(compile->guardsEvent)];
+  return LoggedPayload{std::string(log.guards(*compile)), event.line + 1, event.file};
+}
+
+std::optional<LoggedPayload> artifactOf(const TraceLog& log, const TraceCompile& compile, std::string_view name) {
+  for (size_t e : compile.events) {
+    const auto& event = log.events[e];
+    if (event.kind == "artifact" && event.name == name) return LoggedPayload{event.payload, event.line + 1, event.file};
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 uint32_t nodeAtLine(const GuardTree& tree, uint64_t line) {
@@ -138,8 +108,12 @@ uint32_t nodeAtLine(const GuardTree& tree, uint64_t line) {
   return 0;
 }
 
-std::string codeOf(const GuardTree& tree, uint32_t i) { return std::string(tree.text(tree.node(i).code)); }
-std::string typeOf(const GuardTree& tree, uint32_t i) { return std::string(tree.text(tree.node(i).type)); }
+std::string codeOf(const GuardTree& tree, uint32_t i) {
+  return std::string(tree.text(tree.node(i).code));
+}
+std::string typeOf(const GuardTree& tree, uint32_t i) {
+  return std::string(tree.text(tree.node(i).type));
+}
 
 GuardTree parseTinyTrainExcerpt(Diagnostics& diagnostics) {
   GuardParseOptions options;
@@ -193,9 +167,14 @@ TEST(CppGuards, CaptureExcerptStructure) {
     const GuardNode& n = tree.node(c);
     rootChildren.push_back(n.isLeaf() ? typeOf(tree, c) : std::string(tree.text(n.source)));
   }
-  const std::vector<std::string> expectedRootChildren = {
-      "LAMBDA_GUARD", "GLOBAL_STATE", "TORCH_FUNCTION_MODE_STACK", "DEFAULT_DEVICE", "L['args']", "L['func']",
-      "L['kwargs']",  "G"};
+  const std::vector<std::string> expectedRootChildren = {"LAMBDA_GUARD",
+                                                         "GLOBAL_STATE",
+                                                         "TORCH_FUNCTION_MODE_STACK",
+                                                         "DEFAULT_DEVICE",
+                                                         "L['args']",
+                                                         "L['func']",
+                                                         "L['kwargs']",
+                                                         "G"};
   EXPECT_EQ(rootChildren, expectedRootChildren);
 
   // Depth = number of "| ": the deepest leaves sit under a KeyValueManager pair.
@@ -218,11 +197,19 @@ TEST(CppGuards, CountsByType) {
   const std::vector<GuardTypeCount> counts = countGuardsByType(tree);
   std::vector<std::pair<std::string, size_t>> got;
   for (const auto& c : counts) got.emplace_back(c.type, c.count);
-  const std::vector<std::pair<std::string, size_t>> expected = {
-      {"ID_MATCH", 5},    {"DICT_CONTAINS", 3}, {"LAMBDA_GUARD", 3},       {"TYPE_MATCH", 3},
-      {"EQUALS_MATCH", 2}, {"DEFAULT_DEVICE", 1}, {"DICT_LENGTH", 1},       {"GLOBAL_STATE", 1},
-      {"LENGTH_CHECK", 1}, {"NO_HASATTR", 1},    {"NO_TENSOR_ALIASING", 1}, {"TENSOR_MATCH", 1},
-      {"TORCH_FUNCTION_MODE_STACK", 1}};
+  const std::vector<std::pair<std::string, size_t>> expected = {{"ID_MATCH", 5},
+                                                                {"DICT_CONTAINS", 3},
+                                                                {"LAMBDA_GUARD", 3},
+                                                                {"TYPE_MATCH", 3},
+                                                                {"EQUALS_MATCH", 2},
+                                                                {"DEFAULT_DEVICE", 1},
+                                                                {"DICT_LENGTH", 1},
+                                                                {"GLOBAL_STATE", 1},
+                                                                {"LENGTH_CHECK", 1},
+                                                                {"NO_HASATTR", 1},
+                                                                {"NO_TENSOR_ALIASING", 1},
+                                                                {"TENSOR_MATCH", 1},
+                                                                {"TORCH_FUNCTION_MODE_STACK", 1}};
   EXPECT_EQ(got, expected);
 }
 
@@ -272,6 +259,8 @@ TEST(CppGuards, LeafCodeAndComment) {
   EXPECT_EQ(tree.text(device.userFile), "_dynamo/output_graph.py");
   EXPECT_EQ(device.userLine, 951u);
   EXPECT_EQ(tree.text(device.userFunction), "init_ambient_guards");
+  EXPECT_TRUE(device.note.empty());
+  EXPECT_EQ(tree.text(device.note), "");
 
   // User source, location and a hint.
   const GuardNode& typeMatch = tree.node(nodeAtLine(tree, 9));
@@ -387,7 +376,7 @@ TEST(CppGuards, DamageBecomesWarningsWithLines) {
       "| +- GuardManager: source=L['x'], accessed_by=DictGetItemGuardAccessor('x')\n"
       "this line is noise\n"
       "| | | | +- TYPE_MATCH: ___check_type_id(L['x'], 1)\n"  // no manager at depth 3
-      "| | +- TENSOR_MATCH check_tensor(L['x'])\n"          // no ':' after the type
+      "| | +- TENSOR_MATCH check_tensor(L['x'])\n"            // no ':' after the type
       "| | +- NO_HASATTR: hasattr(L['x'], 'y') == False\n"
       "| | | +- TYPE_MATCH: ___check_type_id(L['x'], 2)\n"  // under a leaf
       "| +- GuardManager: source=L['y'], accessed_by=DictGetItemGuardAccessor('y')\n"
@@ -434,6 +423,29 @@ TEST(CppGuards, TruncatedAndEmptyInput) {
   const GuardTree tree = parseCppGuards(cutQuote, {}, d);
   ASSERT_GE(tree.size(), 2u);
   EXPECT_EQ(tree.text(tree.node(static_cast<uint32_t>(tree.size() - 1)).source), "L['z']");
+}
+
+TEST(CppGuards, ProgressAndCancellation) {
+  std::vector<std::pair<uint64_t, uint64_t>> reports;
+  std::atomic<bool> cancel{false};
+  Progress progress;
+  progress.report = [&](uint64_t done, uint64_t total) { reports.emplace_back(done, total); };
+  progress.cancel = &cancel;
+  GuardParseOptions options;
+  options.progress = &progress;
+  Diagnostics diagnostics;
+  EXPECT_EQ(parseCppGuards(kTinyTrainExcerpt, options, diagnostics).size(), 43u);
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.back(), std::make_pair(uint64_t{kTinyTrainExcerpt.size()}, uint64_t{kTinyTrainExcerpt.size()}));
+
+  cancel = true;
+  try {
+    (void)parseCppGuards(kTinyTrainExcerpt, options, diagnostics);
+    ADD_FAILURE() << "cancellation ignored";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Cancelled);
+  }
+  EXPECT_THROW((void)parseJsonGuards("[\n]", options, diagnostics), Error);
 }
 
 TEST(CppGuards, DeeplyNestedInput) {
@@ -511,7 +523,7 @@ TEST(JsonGuards, DamagedListIsReadEntryByEntry) {
       R"j({"code": "___check_obj_id(L['b'], 2)", "stack": nu)j"
       "\n"
       R"j({"stack": null},)j"
-      "\n"
+      "\n,\n"
       R"j({"code": "not ___dict_contains('k', L['d'])", "stack": null, "user_stack": null})j"
       "\n]";
   GuardParseOptions options;
@@ -522,11 +534,12 @@ TEST(JsonGuards, DamagedListIsReadEntryByEntry) {
   ASSERT_EQ(tree.size(), 3u);
   EXPECT_EQ(typeOf(tree, 1), "TYPE_MATCH");
   EXPECT_EQ(typeOf(tree, 2), "DICT_CONTAINS");
-  EXPECT_EQ(tree.node(2).line, 14u);
+  EXPECT_EQ(tree.node(2).line, 15u);
   EXPECT_EQ(diagnostics.countCode("guard_json_damaged"), 1u);
-  ASSERT_EQ(diagnostics.countCode("guard_json_entry_unreadable"), 2u);
+  ASSERT_EQ(diagnostics.countCode("guard_json_entry_unreadable"), 3u);
   EXPECT_EQ(diagnostics.items()[1].where.line, 12u);
   EXPECT_EQ(diagnostics.items()[2].where.line, 13u);
+  EXPECT_EQ(diagnostics.items()[3].where.line, 14u);  // a stray ","
 
   Diagnostics notList;
   EXPECT_EQ(parseJsonGuards(R"j({"code": "x"})j", {}, notList).leafCount(), 0u);
@@ -538,24 +551,37 @@ TEST(JsonGuards, DamagedListIsReadEntryByEntry) {
 
 TEST(JsonGuards, ThirdPartySampleWithJsonGuards) {
   // tlparse's comp_metrics.log (torch of 2024) has three `dynamo_guards` payloads.
-  const auto records = readTraceRecords(samplesPath("tlparse/comp_metrics.log"), "dynamo_guards");
-  ASSERT_EQ(records.size(), 3u);
-  for (const TraceRecord& r : records) {
+  const TraceLog log = loadTraceLog(samplesPath("tlparse/comp_metrics.log"));
+  size_t payloads = 0;
+  for (const TraceCompile& compile : log.compiles) {
+    if (compile.guardFormat != GuardFormat::Json) continue;
+    ++payloads;
+    const auto payload = guardsOf(log, compile.id);
+    ASSERT_TRUE(payload.has_value());
     GuardParseOptions options;
     options.file = "comp_metrics.log";
-    options.firstLine = r.payloadLine;
+    options.firstLine = payload->firstLine;
+    options.internedString = [&](int64_t id) -> std::optional<std::string> {
+      const auto& strings = log.files[payload->file].strings;
+      const auto it = strings.find(id);
+      return it == strings.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
     Diagnostics diagnostics;
-    const GuardTree tree = parseJsonGuards(r.payload, options, diagnostics);
+    const GuardTree tree = parseJsonGuards(payload->text, options, diagnostics);
     EXPECT_TRUE(diagnostics.empty());
     std::vector<std::string> types;
     for (uint32_t leaf = 1; leaf < tree.size(); ++leaf) types.push_back(typeOf(tree, leaf));
     EXPECT_EQ(types, (std::vector<std::string>{"NO_HASATTR", "DEFAULT_DEVICE", "TENSOR_MATCH"}));
-    EXPECT_EQ(tree.node(1).line, r.payloadLine + 1);
-    EXPECT_EQ(tree.node(2).userLine, 425u);  // innermost frame of the stack: init_ambient_guards
+    EXPECT_EQ(tree.node(1).line, payload->firstLine + 1);
+    // The innermost frame of the stack, its file name resolved through the log's string table.
+    EXPECT_EQ(tree.node(2).userLine, 425u);
+    EXPECT_EQ(tree.text(tree.node(2).userFunction), "init_ambient_guards");
+    EXPECT_TRUE(tree.text(tree.node(2).userFile).ends_with("torch/_dynamo/output_graph.py"));
     const auto tensor = parseTensorMatch(codeOf(tree, 3));
     ASSERT_TRUE(tensor.has_value());
     EXPECT_EQ(tensor->sizes, (std::vector<std::optional<int64_t>>{4, 4}));
   }
+  EXPECT_EQ(payloads, 3u);
 }
 
 TEST(TensorMatch, FieldsOfCaptureGuards) {
@@ -665,7 +691,8 @@ TEST(RecompileReasons, MatchesGuardsOfTheFailedCompile) {
   const GuardTree tree = parseTinyTrainExcerpt(diagnostics);
   const uint32_t tensorLeaf = nodeAtLine(tree, 19);
 
-  RecompileReason tensorReason{"0/0", "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 64, actual 96", ""};
+  RecompileReason tensorReason{"0/0", "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 64, actual 96",
+                               ""};
   EXPECT_EQ(matchRecompileReason(tensorReason, tree), std::vector<uint32_t>{tensorLeaf});
   tensorReason.reason = "tensor 'L['kwargs']['input_ids']' stride mismatch at index 0. expected 64, actual 96";
   EXPECT_EQ(matchRecompileReason(tensorReason, tree), std::vector<uint32_t>{tensorLeaf});
@@ -673,8 +700,9 @@ TEST(RecompileReasons, MatchesGuardsOfTheFailedCompile) {
   // A failed non-tensor guard is reported as its (local-scope stripped) code with torch's comment.
   const uint32_t dictLength = nodeAtLine(tree, 17);
   const RecompileReason codeReason{
-      "0/0", "len(kwargs) == 2                                         # output = func(self, *args, **kwargs)  # "
-             "transformers/utils/generic.py:939 in wrapper",
+      "0/0",
+      "len(kwargs) == 2                                         # output = func(self, *args, **kwargs)  # "
+      "transformers/utils/generic.py:939 in wrapper",
       ""};
   EXPECT_EQ(matchRecompileReason(codeReason, tree), std::vector<uint32_t>{dictLength});
 
@@ -728,18 +756,19 @@ TEST(GuardDiff, SyntheticTrees) {
 // Whole payloads of our captures, read from the samples.
 
 TEST(CaptureGuards, TinyTrainWholeTree) {
-  const auto records =
-      readTraceRecords(samplesPath("captures/llama3_8b_2l_tiny_train.log.gz"), "dynamo_cpp_guards_str");
-  ASSERT_EQ(records.size(), 1u);
+  const TraceLog log = loadTraceLog(samplesPath("captures/llama3_8b_2l_tiny_train.log.gz"));
+  const auto payload = guardsOf(log, "0/0");
+  ASSERT_TRUE(payload.has_value());
   GuardParseOptions options;
   options.file = "llama3_8b_2l_tiny_train.log.gz";
-  options.firstLine = records[0].payloadLine;
+  options.firstLine = payload->firstLine;
   Diagnostics diagnostics;
-  const GuardTree tree = parseCppGuards(records[0].payload, options, diagnostics);
+  const GuardTree tree = parseCppGuards(payload->text, options, diagnostics);
   EXPECT_TRUE(diagnostics.empty());
   expectConsistentTree(tree);
   EXPECT_EQ(tree.size(), 867u);
   EXPECT_EQ(tree.leafCount(), 407u);
+  EXPECT_EQ(tree.node(0).line, payload->firstLine + 2);  // after the empty line and the header
   uint32_t maxDepth = 0;
   for (const GuardNode& n : tree.nodes()) maxDepth = std::max(maxDepth, n.depth);
   EXPECT_EQ(maxDepth, 21u);
@@ -767,22 +796,21 @@ TEST(CaptureGuards, TinyTrainWholeTree) {
 }
 
 TEST(CaptureGuards, DyntrainRecompileAndDiff) {
-  const std::string path = samplesPath("captures/llama3_8b_2l_dyntrain.log.gz");
-  const auto guards = readTraceRecords(path, "dynamo_cpp_guards_str");
-  const TraceRecord* first = findRecord(guards, "0/0");
-  const TraceRecord* second = findRecord(guards, "0/1");
+  const TraceLog log = loadTraceLog(samplesPath("captures/llama3_8b_2l_dyntrain.log.gz"));
+  const auto first = guardsOf(log, "0/0");
+  const auto second = guardsOf(log, "0/1");
   ASSERT_TRUE(first && second);
   Diagnostics diagnostics;
-  const GuardTree before = parseCppGuards(first->payload, {}, diagnostics);
-  const GuardTree after = parseCppGuards(second->payload, {}, diagnostics);
+  const GuardTree before = parseCppGuards(first->text, {}, diagnostics);
+  const GuardTree after = parseCppGuards(second->text, {}, diagnostics);
   EXPECT_TRUE(diagnostics.empty());
 
   // The reason of compile 0/1 points at the input_ids TENSOR_MATCH of 0/0, whose size at index 1 is
   // the "expected" value.
-  const auto artifacts = readTraceRecords(path, "recompile_reasons");
-  ASSERT_EQ(artifacts.size(), 1u);
-  EXPECT_EQ(artifacts[0].payload, kDyntrainRecompileReasons);
-  const auto reasons = parseRecompileReasons(artifacts[0].payload, {}, diagnostics);
+  const auto artifact = artifactOf(log, *log.findCompile("0/1"), "recompile_reasons");
+  ASSERT_TRUE(artifact.has_value());
+  EXPECT_EQ(artifact->text, kDyntrainRecompileReasons);
+  const auto reasons = parseRecompileReasons(artifact->text, {}, diagnostics);
   ASSERT_EQ(reasons.size(), 1u);
   const std::vector<uint32_t> matched = matchRecompileReason(reasons[0], before);
   ASSERT_EQ(matched.size(), 1u);
@@ -813,9 +841,8 @@ TEST(CaptureGuards, DyntrainRecompileAndDiff) {
   EXPECT_EQ(sizeBefore->sizes, (std::vector<std::optional<int64_t>>{1, 512}));
   EXPECT_EQ(sizeAfter->sizes, (std::vector<std::optional<int64_t>>{1, std::nullopt}));
   EXPECT_EQ(addedShapeGuards, 3u);
-  const size_t removed = static_cast<size_t>(std::count_if(diff.entries.begin(), diff.entries.end(), [](const auto& e) {
-    return e.change == GuardChange::Removed;
-  }));
+  const size_t removed = static_cast<size_t>(std::count_if(
+      diff.entries.begin(), diff.entries.end(), [](const auto& e) { return e.change == GuardChange::Removed; }));
   EXPECT_GT(removed, 0u);
   EXPECT_EQ(diff.entries.size(), changed.size() + addedShapeGuards + 2 * removed);  // each renamed guard re-added
   EXPECT_EQ(diff.unchanged + changed.size() + removed, before.leafCount());
@@ -824,27 +851,29 @@ TEST(CaptureGuards, DyntrainRecompileAndDiff) {
 TEST(CaptureGuards, ThirdPartyRecompilesMatchTheirGuards) {
   // tlparse's multi_rank_logs rank 1: frame 0 recompiled 14 times as x grew; every reason names the
   // TENSOR_MATCH of an earlier compile, with the size that compile expected.
-  const std::string path = samplesPath("tlparse/multi_rank_logs/dedicated_log_torch_trace_rank_1.log");
-  const auto guards = readTraceRecords(path, "dynamo_cpp_guards_str");
-  const auto artifacts = readTraceRecords(path, "recompile_reasons");
-  ASSERT_EQ(artifacts.size(), 14u);
-  size_t checked = 0;
-  for (const TraceRecord& artifact : artifacts) {
+  const TraceLog log = loadTraceLog(samplesPath("tlparse/multi_rank_logs/dedicated_log_torch_trace_rank_1.log"));
+  size_t artifacts = 0, checked = 0;
+  for (const TraceCompile& compile : log.compiles) {
+    const auto artifact = artifactOf(log, compile, "recompile_reasons");
+    if (!artifact) continue;
+    ++artifacts;
     Diagnostics diagnostics;
-    for (const RecompileReason& reason : parseRecompileReasons(artifact.payload, {}, diagnostics)) {
-      const TraceRecord* failed = findRecord(guards, reason.compileId);
-      ASSERT_NE(failed, nullptr) << reason.compileId;
-      const GuardTree tree = parseCppGuards(failed->payload, {}, diagnostics);
+    for (const RecompileReason& reason : parseRecompileReasons(artifact->text, {}, diagnostics)) {
+      const auto failed = guardsOf(log, reason.compileId);
+      ASSERT_TRUE(failed.has_value()) << reason.compileId;
+      const GuardTree tree = parseCppGuards(failed->text, {}, diagnostics);
       const std::vector<uint32_t> matched = matchRecompileReason(reason, tree);
       ASSERT_EQ(matched.size(), 1u) << reason.reason;
       const auto m = parseTensorMatch(codeOf(tree, matched[0]));
       ASSERT_TRUE(m && !m->sizes.empty() && m->sizes[0]);
       const size_t expected = reason.reason.find("expected ");
       ASSERT_NE(expected, std::string::npos);
-      EXPECT_EQ(std::to_string(*m->sizes[0]), reason.reason.substr(expected + 9, reason.reason.find(',', expected) - expected - 9));
+      EXPECT_EQ(std::to_string(*m->sizes[0]),
+                reason.reason.substr(expected + 9, reason.reason.find(',', expected) - expected - 9));
       ++checked;
     }
     EXPECT_TRUE(diagnostics.empty());
   }
-  EXPECT_EQ(checked, 14u * 15u / 2u);  // compile k lists the k earlier compiles
+  EXPECT_EQ(artifacts, 14u);
+  EXPECT_EQ(checked, 14u * 15u / 2u);  // compile 0/k lists the k compiles before it
 }

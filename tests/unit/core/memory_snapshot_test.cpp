@@ -243,7 +243,40 @@ TEST(MemorySnapshot, TimelineOfTheHandWrittenSnapshot) {
   EXPECT_EQ(t.finalReservedBytes, 1000u);
   EXPECT_EQ(t.peakReservedBytes, 1000u);
   EXPECT_EQ(t.peakReservedEventIndex, 0u);
-  EXPECT_FALSE(t.reservedUnderflow);
+  EXPECT_FALSE(t.reservedInconsistent);
+}
+
+TEST(MemorySnapshot, AllocOverALiveAddressAndSeveralDevices) {
+  // Device 0: alloc X 100, alloc X 50 (X never freed in between), free X. Device 1: only a segment.
+  PickleWriter w;
+  w.dict().key("segments").list();
+  w.dict().key("device").integer(1).key("address").integer(1 << 20).key("total_size").integer(4096);
+  w.key("allocated_size").integer(0).key("active_size").integer(0).key("stream").integer(0);
+  w.key("segment_type").str("small").key("blocks").list();
+  w.dict().key("size").integer(4096).key("state").str("inactive").endDict();
+  w.endList().endDict().endList();
+  w.key("device_traces").list().list();
+  event(w, "alloc", 7000, 100, 1);
+  event(w, "alloc", 7000, 50, 2);
+  event(w, "free_completed", 7000, 50, 3);
+  w.endList().list().endList().endList().endDict();
+  const MemorySnapshot s = decodeMemorySnapshot(w.finish(), "two.pickle");
+  const auto timeline = buildSnapshotTimeline(s);
+  ASSERT_EQ(timeline.devices.size(), 2u);
+  const DeviceMemoryTimeline& d0 = timeline.devices[0];
+  EXPECT_EQ(d0.allocsOverLive, 1u);
+  EXPECT_EQ(d0.peakAllocatedBytes, 150u);
+  EXPECT_EQ(d0.peakEventIndex, 1u);
+  EXPECT_EQ(d0.finalAllocatedBytes, 100u);  // the replaced allocation is never freed
+  ASSERT_EQ(d0.largestAtPeak.size(), 2u);
+  EXPECT_EQ(d0.largestAtPeak[0].allocEvent, 0u);
+  EXPECT_EQ(d0.largestAtPeak[1].allocEvent, 1u);
+  EXPECT_EQ(d0.finalReservedBytes, 0u);
+  const DeviceMemoryTimeline& d1 = timeline.devices[1];
+  EXPECT_EQ(d1.device, 1);
+  EXPECT_EQ(d1.eventCount, 0u);
+  EXPECT_EQ(d1.peakReservedBytes, 4096u);
+  EXPECT_EQ(d1.peakAllocatedBytes, 0u);
 }
 
 TEST(MemorySnapshot, LegacyBlockHistory) {
@@ -376,7 +409,7 @@ TEST(MemorySnapshot, OurLlamaTrainingSnapshot) {
   EXPECT_EQ(t.finalReservedBytes, 7677673472u);
   EXPECT_EQ(t.peakReservedBytes, 7677673472u);
   EXPECT_EQ(t.peakReservedEventIndex, 306u);
-  EXPECT_FALSE(t.reservedUnderflow);
+  EXPECT_FALSE(t.reservedInconsistent);
 }
 
 TEST(MemorySnapshot, ThirdPartyOlderSnapshotWithoutTimes) {

@@ -32,7 +32,9 @@ TensorMeta tensor(DType dtype, std::vector<int64_t> sizes) {
   return m;
 }
 
-Arg node(NodeId id) { return Arg::ofNode(id); }
+Arg node(NodeId id) {
+  return Arg::ofNode(id);
+}
 Arg ints(std::vector<int64_t> values) {
   Arg a;
   a.kind = Arg::Kind::List;
@@ -455,8 +457,8 @@ TEST(OpCostTest, GroupedMm) {
   const NodeId tokens = b.input("tokens", tensor(DType::BF16, {512, 64}));
   const NodeId experts = b.input("experts", tensor(DType::BF16, {8, 64, 128}));
   const NodeId offs = b.input("offs", tensor(DType::I32, {8}));
-  const NodeId gmm =
-      b.call("torch.ops.aten._grouped_mm.default", {node(tokens), node(experts), node(offs)}, tensor(DType::BF16, {512, 128}));
+  const NodeId gmm = b.call("torch.ops.aten._grouped_mm.default", {node(tokens), node(experts), node(offs)},
+                            tensor(DType::BF16, {512, 128}));
   const Graph& g = b.finish();
   // Each token meets one expert: 2 * 512 * 64 * 128, not 8x that.
   EXPECT_DOUBLE_EQ(estimateCost(g, gmm).flops, 2.0 * 512 * 64 * 128);
@@ -485,7 +487,7 @@ TEST(OpCostTest, FlashAttentionForwardAndBackward) {
   const OpCost r = estimateCost(g, bwd);
   EXPECT_DOUBLE_EQ(r.flops, 2.5 * 4 * B * H * S * S * D);
   EXPECT_DOUBLE_EQ(r.bytesRead, 5 * B * H * S * D * 2 + B * H * S * 4);  // grad, q, k, v, out + lse
-  const OpCost item = estimateCost(g, out);  // getitem of a tuple: free
+  const OpCost item = estimateCost(g, out);                              // getitem of a tuple: free
   EXPECT_EQ(item.flops, 0);
   EXPECT_EQ(item.bytesRead, 0);
   EXPECT_EQ(item.bytesWritten, 0);
@@ -498,12 +500,12 @@ TEST(OpCostTest, CudnnAttentionReadsIsCausalFromItsOwnPosition) {
   const TensorMeta kv4 = tensor(DType::BF16, {1, 32, 256, 128});
   const NodeId q = b.input("q", q4), k = b.input("k", kv4), v = b.input("v", kv4);
   const NodeId mask = b.input("mask", tensor(DType::Bool, {1, 1, 64, 256}));
-  const NodeId full = b.call("torch.ops.aten._scaled_dot_product_cudnn_attention.default",
-                             {node(q), node(k), node(v), node(mask), Arg::ofBool(true)}, {},
-                             {{"scale", Arg::ofFloat(0.125)}});
-  const NodeId causal = b.call("torch.ops.aten._scaled_dot_product_cudnn_attention.default",
-                               {node(q), node(k), node(v), Arg::none(), Arg::ofBool(true), Arg::ofFloat(0.0),
-                                Arg::ofBool(true)});
+  const NodeId full =
+      b.call("torch.ops.aten._scaled_dot_product_cudnn_attention.default",
+             {node(q), node(k), node(v), node(mask), Arg::ofBool(true)}, {}, {{"scale", Arg::ofFloat(0.125)}});
+  const NodeId causal =
+      b.call("torch.ops.aten._scaled_dot_product_cudnn_attention.default",
+             {node(q), node(k), node(v), Arg::none(), Arg::ofBool(true), Arg::ofFloat(0.0), Arg::ofBool(true)});
   const NodeId dynamo = b.call("torch._C._nn.scaled_dot_product_attention", {node(q), node(k), node(v)}, q4,
                                {{"attn_mask", node(mask)}, {"is_causal", Arg::ofBool(true)}});
   const Graph& g = b.finish();
@@ -569,8 +571,8 @@ TEST(OpCostTest, PointwiseWithBroadcasting) {
   const NodeId add = b.call("torch.ops.aten.add.Tensor", {node(col), node(row)}, tensor(DType::F32, {4, 8}));
   const NodeId square = b.call("torch.ops.aten.mul.Tensor", {node(add), node(add)}, tensor(DType::F32, {4, 8}));
   const NodeId gelu = b.call("torch.ops.aten.gelu.default", {node(add)}, tensor(DType::F32, {4, 8}));
-  const NodeId cast =
-      b.call("torch.ops.prims.convert_element_type.default", {node(add), Arg::ofDType(DType::BF16)}, tensor(DType::BF16, {4, 8}));
+  const NodeId cast = b.call("torch.ops.prims.convert_element_type.default", {node(add), Arg::ofDType(DType::BF16)},
+                             tensor(DType::BF16, {4, 8}));
   const NodeId symbolic = b.call("operator.add", {node(col), Arg::ofInt(1)});  // no meta: sized from its input
   const Graph& g = b.finish();
   const OpCost c = estimateCost(g, add);
@@ -616,11 +618,10 @@ TEST(OpCostTest, LayerNormAndVarMeanTuples) {
 TEST(OpCostTest, ViewsAndHostOpsAreFree) {
   Builder b;
   const NodeId big = b.input("big", tensor(DType::F32, {1024, 1024}));
-  const NodeId view = b.call("torch.ops.aten.view.default", {node(big), ints({1024 * 1024})},
-                             tensor(DType::F32, {1024 * 1024}));
-  const NodeId permute =
-      b.call("permute", {node(big), Arg::ofInt(1), Arg::ofInt(0)}, tensor(DType::F32, {1024, 1024}), {},
-             NodeKind::CallMethod);
+  const NodeId view =
+      b.call("torch.ops.aten.view.default", {node(big), ints({1024 * 1024})}, tensor(DType::F32, {1024 * 1024}));
+  const NodeId permute = b.call("permute", {node(big), Arg::ofInt(1), Arg::ofInt(0)}, tensor(DType::F32, {1024, 1024}),
+                                {}, NodeKind::CallMethod);
   const NodeId size = b.call("torch.ops.aten.sym_size.int", {node(big), Arg::ofInt(0)});
   const Graph& g = b.finish();
   for (NodeId id : {view, permute, size}) {
@@ -635,7 +636,8 @@ TEST(OpCostTest, GatherReadsOnlyTheRowsItUses) {
   Builder b;
   const NodeId table = b.input("table", tensor(DType::BF16, {1000, 64}));
   const NodeId ids = b.input("ids", tensor(DType::I64, {2, 16}));
-  const NodeId emb = b.call("torch.ops.aten.embedding.default", {node(table), node(ids)}, tensor(DType::BF16, {2, 16, 64}));
+  const NodeId emb =
+      b.call("torch.ops.aten.embedding.default", {node(table), node(ids)}, tensor(DType::BF16, {2, 16, 64}));
   const Graph& g = b.finish();
   const OpCost c = estimateCost(g, emb);
   EXPECT_DOUBLE_EQ(c.flops, 0);
@@ -646,17 +648,20 @@ TEST(OpCostTest, GatherReadsOnlyTheRowsItUses) {
 TEST(OpCostTest, CreationRandomAndCollectives) {
   Builder b;
   const NodeId x = b.input("x", tensor(DType::BF16, {1024}));
-  const NodeId full = b.call("torch.ops.aten.full.default", {ints({1024}), Arg::ofFloat(0.0)}, tensor(DType::F32, {1024}));
+  const NodeId full =
+      b.call("torch.ops.aten.full.default", {ints({1024}), Arg::ofFloat(0.0)}, tensor(DType::F32, {1024}));
   const NodeId empty = b.call("torch.ops.aten.empty.memory_format", {ints({1024})}, tensor(DType::F32, {1024}));
   const NodeId zerosLike = b.call("torch.ops.aten.zeros_like.default", {node(x)}, tensor(DType::BF16, {1024}));
-  const NodeId dropout = b.call("torch.ops.aten.native_dropout.default", {node(x), Arg::ofFloat(0.1), Arg::ofBool(true)});
+  const NodeId dropout =
+      b.call("torch.ops.aten.native_dropout.default", {node(x), Arg::ofFloat(0.1), Arg::ofBool(true)});
   b.getitem(dropout, 0, tensor(DType::BF16, {1024}));
   b.getitem(dropout, 1, tensor(DType::Bool, {1024}));
   const NodeId gather = b.call("torch.ops._c10d_functional.all_gather_into_tensor.default",
                                {node(x), Arg::ofInt(2), Arg::ofInt(0)}, tensor(DType::BF16, {2048}));
   const NodeId reduce = b.call("torch.ops._c10d_functional.all_reduce.default", {node(x), Arg::ofInt(0), Arg::ofInt(0)},
                                tensor(DType::BF16, {1024}));
-  const NodeId waited = b.call("torch.ops._c10d_functional.wait_tensor.default", {node(gather)}, tensor(DType::BF16, {2048}));
+  const NodeId waited =
+      b.call("torch.ops._c10d_functional.wait_tensor.default", {node(gather)}, tensor(DType::BF16, {2048}));
   const Graph& g = b.finish();
   EXPECT_DOUBLE_EQ(estimateCost(g, full).bytesWritten, 4096);
   EXPECT_DOUBLE_EQ(estimateCost(g, full).bytesRead, 0);
@@ -772,7 +777,8 @@ TEST(OpFlagsTest, LoadsMagiCompilerStyleJson) {
   "mylib.rope": {"is_compute_sensitive": false, "infer_output_meta": ["q", 1]},
   "mylib.norm": {"category": "normalization", "fusible": true, "infer_output_meta": 2},
   "mylib.bad": {"compute_sensitive": "yes", "colour": "red", "category": "fancy"},
-  "mylib.worse": 7
+  "mylib.worse": 7,
+  "torch.ops.": {"fusible": true}
 })";
   registry.loadFlagsJson(json, "flags.json", diags);
 
@@ -799,10 +805,13 @@ TEST(OpFlagsTest, LoadsMagiCompilerStyleJson) {
   EXPECT_EQ(diags.countCode("op_flags_bad_value"), 2u);
   EXPECT_EQ(diags.countCode("op_flags_unknown_key"), 1u);
   EXPECT_EQ(diags.countCode("op_flags_not_object"), 1u);
+  EXPECT_EQ(diags.countCode("op_flags_empty_name"), 1u);
   for (const auto& d : diags.items()) {
     EXPECT_EQ(d.where.file, "flags.json");
-    EXPECT_EQ(d.where.line, d.code == "op_flags_not_object" ? 8u : 7u) << d.message;
+    const uint64_t line = d.code == "op_flags_not_object" ? 8 : d.code == "op_flags_empty_name" ? 9 : 7;
+    EXPECT_EQ(d.where.line, line) << d.message;
   }
+  EXPECT_EQ(registry.flaggedTargets().size(), 5u);
   EXPECT_EQ(registry.lookup("mylib.bad").category, OpCategory::Custom);  // its good parts still apply
 }
 
@@ -857,6 +866,7 @@ TEST(OpFlagsTest, TextThatIsNotAnObjectThrowsBadInput) {
   }
   EXPECT_THROW(registry.loadFlagsJson("[1, 2]", "array.json", diags), Error);
   EXPECT_THROW(registry.loadFlagsJson("", "empty.json", diags), Error);
+  EXPECT_THROW(registry.loadFlagsJson(R"({"a.b": {"fusible": 1e999}})", "overflow.json", diags), Error);
   EXPECT_TRUE(registry.flaggedTargets().empty());  // nothing applied half-way
   EXPECT_THROW(registry.loadFlagsFile("/nonexistent/flags.json", diags), Error);
 }
@@ -878,7 +888,7 @@ TEST(OpFlagsTest, LookupsRunConcurrentlyWithSetFlags) {
     registry.setFlags("custom.op" + std::to_string(i % 7), flags);
   }
   for (auto& t : readers) t.join();
-  EXPECT_EQ(matmuls.load(), 3 * kLookups);  // every lookup saw a whole entry
+  EXPECT_EQ(matmuls.load(), 3 * kLookups);                    // every lookup saw a whole entry
   EXPECT_FALSE(registry.lookup("aten.mm").subgraphBoundary);  // the last write (i = 199) wins
 }
 
@@ -925,14 +935,15 @@ ComputeTotals computeTotals(const Graph& g) {
 // Tiny Llama (hidden 256, FFN 512, 8 heads of 32, 2 KV heads, vocab 1000, 2 layers, seq 64), its
 // AOT forward and backward graphs as torch partitioned them. Expected FLOPs from the model shape.
 TEST(OpSamples, TinyLlamaTrainingStepFlops) {
-  const std::filesystem::path log = std::filesystem::path(LATHE_SAMPLES_DIR) / "captures/llama3_8b_2l_tiny_train.log.gz";
+  const std::filesystem::path log =
+      std::filesystem::path(LATHE_SAMPLES_DIR) / "captures/llama3_8b_2l_tiny_train.log.gz";
   if (!std::filesystem::exists(log)) GTEST_SKIP() << "no sample " << log;
   constexpr double S = 64, Hd = 256, Kv = 64, Ffn = 512, Vocab = 1000, Layers = 2;
   const double projections = 2 * S * Hd * (Hd + Kv + Kv + Hd);  // q, k, v, o
-  const double mlp = 2 * S * Hd * Ffn * 3;                       // gate, up, down
+  const double mlp = 2 * S * Hd * Ffn * 3;                      // gate, up, down
   const double lmHead = 2 * S * Hd * Vocab;
-  const double rope = 2 * 16 * S * 1;                            // inv_freq [16, 1] @ positions [1, 64]
-  const double attention = 4 * 8 * S * S * 32;                   // masked, not is_causal: full
+  const double rope = 2 * 16 * S * 1;           // inv_freq [16, 1] @ positions [1, 64]
+  const double attention = 4 * 8 * S * S * 32;  // masked, not is_causal: full
   Diagnostics diags;
   for (const char* kind : {"aot_forward_graph", "aot_backward_graph"}) {
     const std::string text = tracePayload(log, kind);

@@ -1,11 +1,13 @@
 // The torch.export .pt2 loader on the real samples (checked against the JSON read here with
 // nlohmann directly) and on archives built here to be damaged on purpose.
+#include "io/pt2.h"
+
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <zip.h>
 
 #include <atomic>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "io/pt2.h"
 #include "io/pt2_sympy.h"
 #include "ir/sym_expr.h"
 
@@ -117,7 +118,9 @@ const Pt2Tensor* findTensor(const std::vector<Pt2Tensor>& tensors, const std::st
   return nullptr;
 }
 
-std::string specKey(const Json& spec) { return spec.begin().key(); }
+std::string specKey(const Json& spec) {
+  return spec.begin().key();
+}
 
 std::string specArg(const Json& spec) {
   const Json& body = spec.begin().value();
@@ -434,7 +437,7 @@ TEST(Pt2, SymbolicSizesAreSympyStrWithHints) {
       ++checked;
     }
   }
-  EXPECT_GT(checked, 20u);
+  EXPECT_GT(checked, 15u);
 
   std::map<std::string, Pt2RangeConstraint> ranges;
   for (const auto& r : m.rangeConstraints) ranges[r.symbol] = r;
@@ -589,7 +592,7 @@ TEST(Pt2, DamagedNodesBecomeWarningsAndStayInTheGraph) {
   ASSERT_TRUE(m.graph);
   const ir::Graph& g = *m.graph;
   EXPECT_EQ(m.serializedNodes, 4u);
-  EXPECT_EQ(ir::countGraph(g).calls, 4u);  // the broken ones are kept as unknown nodes
+  EXPECT_EQ(ir::countGraph(g).calls, 4u);                 // the broken ones are kept as unknown nodes
   EXPECT_EQ(d.countCode("bad_node"), 3u) << describe(d);  // target, inputs, not an object
   EXPECT_EQ(d.countCode("unknown_value"), 1u);
   EXPECT_EQ(d.countCode("unknown_argument"), 1u);
@@ -672,6 +675,62 @@ TEST(Pt2, SchemaTwoUnionsWithNullMembersAndUnnamedNodes) {
   EXPECT_EQ(m.outputs.at(0).arg, "getitem");
 }
 
+TEST(Pt2, ResultsAreReadBackTheWayTorchDeserializesThem) {
+  const Json meta = Json::parse(R"({"dtype": 7, "sizes": [{"as_int": 2}], "strides": [{"as_int": 1}]})");
+  auto tensor = [](const char* name) { return Json{{"as_tensor", {{"name", name}}}}; };
+  const Json body = {{"name", "body"},
+                     {"graph",
+                      {{"inputs", Json::array({tensor("y")})},
+                       {"outputs", Json::array({tensor("y")})},
+                       {"nodes", Json::array()},
+                       {"tensor_values", {{"y", meta}}}}}};
+  auto hop = [&](const char* name, const Json& bareReturn, const char* result) {
+    const Json inputs = Json::array({{{"name", ""}, {"arg", {{"as_graph", body}}}, {"kind", 1}},
+                                     {{"name", ""}, {"arg", tensor("x")}, {"kind", 1}}});
+    return Json{{"target", "torch.ops.higher_order.wrap"},
+                {"name", name},
+                {"is_hop_single_tensor_return", bareReturn},
+                {"inputs", inputs},
+                {"outputs", Json::array({tensor(result)})}};
+  };
+  const Json pairNode = Json::parse(R"({"target": "my_ns.pair", "name": "pair", "inputs": [],
+      "outputs": [{"as_tensors": [{"name": "c0"}, {"name": "c1"}]}, {"as_none": true}, {"as_tensor": {"name": "d"}}]})");
+  Json values = Json::object();
+  for (const char* name : {"x", "a", "b", "c0", "c1", "d"}) values[name] = meta;
+  const Json graph = {{"inputs", Json::array({tensor("x")})},
+                      {"outputs", Json::array({tensor("a"), tensor("b"), tensor("c1")})},
+                      {"nodes", Json::array({hop("wrap", true, "a"), hop("wrap_1", nullptr, "b"), pairNode})},
+                      {"tensor_values", values}};
+  const std::string program = Json{{"graph_module", {{"graph", graph}}}}.dump();
+  Diagnostics d;
+  const Pt2Model m = parseExportedProgram(program, "m", "hop.json", d);
+  EXPECT_EQ(d.count(Severity::Warning), 1u) << describe(d);  // no signature
+  ASSERT_TRUE(m.graph);
+  const ir::Graph& g = *m.graph;
+  EXPECT_EQ(ir::countGraph(g).calls, 3u);
+  // A HOP that returns the bare tensor is that value ...
+  EXPECT_EQ(g.target(g.find("a")), "torch.ops.higher_order.wrap");
+  EXPECT_FALSE(g.node(g.find("a")).synthetic);
+  // ... otherwise it returns a tuple, read by getitem even for one element.
+  const ir::NodeId wrap1 = g.find("wrap_1");
+  ASSERT_NE(wrap1, ir::kNoNode);
+  EXPECT_EQ(g.target(g.find("b")), "operator.getitem");
+  EXPECT_EQ(g.node(g.find("b")).args.at(0).node, wrap1);
+  // Both calls read the same nested graph through one get_attr.
+  ASSERT_EQ(g.subgraphs().size(), 1u);
+  EXPECT_EQ(g.node(g.find("a")).args.at(0).node, g.node(wrap1).args.at(0).node);
+  // A list inside several results: a getitem for the list, then one per element; None is skipped.
+  const ir::NodeId pair = g.find("pair");
+  const ir::Node& c1 = g.node(g.find("c1"));
+  const ir::Node& list = g.node(c1.args.at(0).node);
+  EXPECT_TRUE(list.synthetic);
+  EXPECT_EQ(list.args.at(0).node, pair);
+  EXPECT_EQ(list.args.at(1).i, 0);
+  EXPECT_EQ(c1.args.at(1).i, 1);
+  EXPECT_EQ(g.node(g.find("d")).args.at(0).node, pair);
+  EXPECT_EQ(g.node(g.find("d")).args.at(1).i, 2);
+}
+
 TEST(Pt2, TextThatIsNotJsonGivesALocatedWarning) {
   Diagnostics d;
   const Pt2Model m = parseExportedProgram("{\"graph_module\":\n {\"graph\": [1, 2,\n ", "m", "broken.json", d);
@@ -679,6 +738,20 @@ TEST(Pt2, TextThatIsNotJsonGivesALocatedWarning) {
   ASSERT_EQ(d.countCode("bad_json"), 1u);
   EXPECT_EQ(d.items()[0].where.file, "broken.json");
   EXPECT_EQ(d.items()[0].where.line, 3u);
+
+  // nlohmann reports a number beyond double range as out_of_range, not parse_error.
+  Diagnostics overflow;
+  EXPECT_FALSE(parseExportedProgram(R"({"schema_version": 1e999})", "m", "big.json", overflow).graph);
+  EXPECT_EQ(overflow.countCode("bad_json"), 1u);
+
+  // A weights config with the same damage is reported, not thrown.
+  std::vector<Member> members;
+  for (const char* name : {"archive_format", "models/mlp.json"})
+    members.push_back({"t/" + std::string(name), zipMember(kDynamic, std::string("dynamic_shapes/") + name)});
+  members.push_back({"t/data/weights/mlp_weights_config.json", R"({"config": {"fc.weight": 1e999}})"});
+  const Pt2Archive a = loadPt2FromBuffer(buildZip(members), "overflow.pt2");
+  EXPECT_EQ(a.diagnostics.countCode("bad_json"), 1u) << describe(a.diagnostics);
+  EXPECT_EQ(a.models.at(0).weights.size(), 2u);  // then described from the signature
 }
 
 // --- container robustness: bombs, lying headers, truncation, garbage ---
@@ -711,6 +784,14 @@ TEST(Pt2, DeflateBombIsRefusedBeforeInflating) {
   huge.maxJsonBytes = huge.maxTotalBytes = uint64_t{1} << 40;
   a = loadPt2FromBuffer(zip, "bomb.pt2", huge);
   EXPECT_EQ(a.diagnostics.countCode("zip_bomb"), 1u) << describe(a.diagnostics);
+  // With every limit lifted, memory follows the data (64 MiB), not what the header declares.
+  huge.maxRatio = uint64_t{1} << 40;
+  a = loadPt2FromBuffer(zip, "bomb.pt2", huge);
+  EXPECT_EQ(a.diagnostics.countCode("truncated_entry"), 1u) << describe(a.diagnostics);
+  EXPECT_EQ(a.diagnostics.countCode("bad_json"), 1u);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  EXPECT_LT(usage.ru_maxrss, 1L << 20);  // KiB: peak under 1 GiB
 
   // A header that declares less than the data inflates to: inflation stops at the declared size.
   declareSize(zip, "t/models/model.json", 1u << 20);
@@ -722,9 +803,8 @@ TEST(Pt2, DeflateBombIsRefusedBeforeInflating) {
 TEST(Pt2, TotalDecompressedBytesAreCapped) {
   const std::string program = zipMember(kDynamic, "dynamic_shapes/models/mlp.json");
   ASSERT_FALSE(program.empty());
-  const std::string zip = buildZip({{"t/archive_format", "pt2"},
-                                    {"t/models/a.json", program, true},
-                                    {"t/models/b.json", program, true}});
+  const std::string zip =
+      buildZip({{"t/archive_format", "pt2"}, {"t/models/a.json", program, true}, {"t/models/b.json", program, true}});
   Pt2Limits limits;
   limits.maxTotalBytes = program.size() + 100;  // room for one model, not two
   const Pt2Archive a = loadPt2FromBuffer(zip, "two.pt2", limits);
@@ -757,7 +837,7 @@ TEST(Pt2, UnreadableContainersAreBadInput) {
   };
   const int badInput = static_cast<int>(ErrorCode::BadInput);
   const std::string sample = readBytes(kSamples / "pt2/gpt2_tiny.pt2");
-  EXPECT_EQ(code(sample.substr(0, sample.size() / 2)), badInput);  // no central directory
+  EXPECT_EQ(code(sample.substr(0, sample.size() / 2)), badInput);   // no central directory
   EXPECT_EQ(code(sample.substr(0, sample.size() - 30)), badInput);  // end record cut
   EXPECT_EQ(code(""), badInput);
   std::string garbage(4096, '\0');

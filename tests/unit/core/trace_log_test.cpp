@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "io/trace_record.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
 
@@ -154,6 +155,19 @@ std::string describe(const Diagnostics& d) {
   return out.substr(0, 4000);
 }
 
+// AddressSanitizer's quarantine and shadow memory make resident size say nothing about the loader.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kResidentSizeMeaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kResidentSizeMeaningful = false;
+#else
+constexpr bool kResidentSizeMeaningful = true;
+#endif
+#else
+constexpr bool kResidentSizeMeaningful = true;
+#endif
+
 const char* kHeaderPrefix = "V1129 16:08:01.371000 3231 torch/_dynamo/utils.py:1796] ";
 std::string record(const std::string& json) {
   return kHeaderPrefix + json + "\n";
@@ -238,6 +252,11 @@ TEST(TraceLogSamples, RankComesFromTheEnvelopeElseFromTheFileName) {
     EXPECT_EQ(byName.files[static_cast<size_t>(r)].rank, r);
     EXPECT_TRUE(byName.findGraph("rank" + std::to_string(r) + ":0/0:dynamo_output_graph")) << r;
   }
+  // One rank file on its own: rank from the name, ids without a prefix.
+  const TraceLog single = loadTraceLog(kSamples / "tlparse/multi_rank_logs/dedicated_log_torch_trace_rank_3.log");
+  EXPECT_EQ(single.files[0].rank, 3);
+  EXPECT_FALSE(single.multiRank);
+  EXPECT_TRUE(single.findGraph("0/0:dynamo_output_graph"));
   // multi_rank_runtime: `…rank_5.log` holds records of rank 1.
   const TraceLog runtime = loadTraceLog(kSamples / "tlparse/multi_rank_runtime");
   ASSERT_EQ(runtime.files.size(), 2u);
@@ -479,6 +498,45 @@ TEST(TraceLogSamples, StringAndFileEntryPointsAgree) {
 // ---------------------------------------------------------------------------------------------
 // Envelopes, grouping and damage on inputs built here
 
+TEST(TraceLogRecords, HeaderLinesAreRecognisedByTheirGlogPrefix) {
+  const auto header =
+      trace::parseTraceHeader("W0102 03:04:05.000006 77 C:\\torch\\_dynamo\\utils.py:12] {\"str\": [\"a\", 0]}  ");
+  ASSERT_TRUE(header);
+  EXPECT_EQ(header->level, 'W');
+  EXPECT_EQ(header->month, 1);
+  EXPECT_EQ(header->day, 2);
+  EXPECT_EQ(header->microsOfDay, ((3 * 60 + 4) * 60 + 5) * 1000000ull + 6);
+  EXPECT_EQ(header->thread, 77u);
+  EXPECT_EQ(header->json, "{\"str\": [\"a\", 0]}");
+  for (const char* notHeader : {
+           "X1129 16:08:01.371000 3231 a.py:1] {}",  // level letter
+           "V1129 16:08:01.37100 3231 a.py:1] {}",   // five fraction digits
+           "V1129 16:08:01.371000 a.py:1] {}",       // no process id
+           "V1129 16:08:01.371000 3231 a.py] {}",    // no line number
+           "V1129 16:08:01.371000 3231 a.py:1] []",  // not an object
+           "V1129 16:08:01.371000 3231 a.py:1]{}",   // no space after the bracket
+           "V1129 16:08:01.371000 3231 :1] {}",      // no path
+       })
+    EXPECT_FALSE(trace::parseTraceHeader(notHeader)) << notHeader;
+}
+
+TEST(TraceLogRecords, OnlyAnUnreadableInputThrows) {
+  const auto expectBadInput = [](const fs::path& path) {
+    try {
+      (void)loadTraceLog(path);
+      ADD_FAILURE() << "no error for " << path;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::BadInput) << e.what();
+    }
+  };
+  TempDir dir;
+  expectBadInput(dir.path() / "missing.log");
+  expectBadInput(dir.path());  // a directory without dedicated_log_torch_trace_* files
+  const TraceLog empty = loadTraceLog(dir.write("empty.log", ""));
+  EXPECT_TRUE(empty.events.empty());
+  EXPECT_TRUE(empty.diagnostics.empty());
+}
+
 TEST(TraceLogRecords, CompileIdsFollowTorchText) {
   const std::string text =
       record(R"({"dynamo_start": {"stack": []}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0})") +
@@ -588,8 +646,7 @@ TEST(TraceLogRecords, StackFramesResolveThroughTheStringTable) {
 }
 
 TEST(TraceLogRecords, DamagedLinesAreWarningsWithLocationAndLoadingGoesOn) {
-  const std::string good = record(R"({"str": ["/a.py", 0]})");
-  std::string text = good;                                                // line 1
+  std::string text = record(R"({"str": ["/a.py", 0]})");                  // line 1
   text += "random words\n\tand an orphan payload line\nmore\n";           // lines 2-4: one run
   text += record(R"({"chromium_event": {}, "frame_id": 0, "broken": )");  // line 5: bad JSON
   text += "\tits payload\n";                                              // line 6: skipped with it
@@ -676,12 +733,14 @@ TEST(TraceLogRecords, HundredMegabyteLinesAreCutAndMemoryStaysBounded) {
         const std::string piece(size_t{1} << 20, c);
         for (int i = 0; i < 100; ++i) out << piece;
       };
-      out << record(R"({"str": ["/a.py", 0]})");                                                            // line 1
-      hundredMegabytesOf('x');                                                                              // line 2
-      out << "\n" << record(R"({"artifact": {"name": "big", "encoding": "string"}, "has_payload": "0"})");  // 3
-      out << "\t";                                                                                          // line 4
+      // line 1: a record; line 2: 100 MB of text; line 3: a header; line 4: its 100 MB payload line;
+      // line 5: a record.
+      out << record(R"({"str": ["/a.py", 0]})");
+      hundredMegabytesOf('x');
+      out << "\n" << record(R"({"artifact": {"name": "big", "encoding": "string"}, "has_payload": "0"})");
+      out << "\t";
       hundredMegabytesOf('y');
-      out << "\n" << record(R"({"str": ["/b.py", 1]})");  // line 5
+      out << "\n" << record(R"({"str": ["/b.py", 1]})");
     }
     const TraceLog log = loadTraceLog(path);
     rusage usage{};
@@ -692,7 +751,7 @@ TEST(TraceLogRecords, HundredMegabyteLinesAreCutAndMemoryStaysBounded) {
     const bool ok =
         log.events.size() == 3 && log.events[1].payload.size() < kMaxTraceLineBytes && log.events[2].kind == "str" &&
         seen == std::vector<std::string>{"line_too_long@2", "not_a_record@2", "line_too_long@4", "md5_mismatch@3"} &&
-        peakMb < 180;
+        (peakMb < 180 || !kResidentSizeMeaningful);  // about 106 MiB measured; without the line limit over 200
     if (!ok) fprintf(stderr, "events %zu peak %ld MiB\n", log.events.size(), peakMb);
     std::exit(ok ? 0 : 1);
   };

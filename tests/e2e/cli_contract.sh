@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The CLI contract: exit codes (0 ok, 1 usage, 2 bad input), valid JSON from every subcommand,
+# nothing written to stdout on failure.
+# usage: cli_contract.sh LATHE SAMPLES_DIR SOURCE_DIR
+set -uo pipefail
+lathe=$1 samples=$2 src=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+expect() {  # expect CODE DESCRIPTION -- COMMAND...
+  local want=$1 what=$2; shift 3
+  "$@" > "$tmp/out" 2> "$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $what: exit $got, expected $want: $(head -c 300 "$tmp/err")"
+    failures=$((failures + 1))
+  else
+    echo "ok   $what"
+  fi
+}
+
+expect_json() {  # expect_json DESCRIPTION -- COMMAND...
+  local what=$1; shift 2
+  if ! "$@" > "$tmp/out" 2> "$tmp/err"; then
+    echo "FAIL $what: $(head -c 300 "$tmp/err")"; failures=$((failures + 1)); return
+  fi
+  if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out"; then
+    echo "ok   $what"
+  else
+    echo "FAIL $what: output is not JSON"; failures=$((failures + 1))
+  fi
+}
+
+log=$samples/captures/llama3_8b_2l_dyntrain.log.gz
+pt2=$samples/pt2/gpt2_tiny.pt2
+snap=$samples/snapshots/llama3_8b_2l_train_snapshot.pickle
+
+expect 1 "no subcommand is a usage error" -- "$lathe"
+expect 1 "unknown option is a usage error" -- "$lathe" info --bogus "$log"
+expect 2 "missing file is bad input" -- "$lathe" info "$tmp/does-not-exist.log"
+head -c 4096 /dev/urandom > "$tmp/garbage.bin"
+expect 2 "garbage is bad input" -- "$lathe" info "$tmp/garbage.bin"
+: > "$tmp/empty.log"
+expect 2 "an empty file is bad input" -- "$lathe" graphs "$tmp/empty.log"
+expect 1 "unknown graph id is a usage error" -- "$lathe" show "$log" --graph "9/9:nope"
+expect 1 "unknown compile is a usage error" -- "$lathe" guards "$log" --compile 7/7
+expect 2 "memory on a log is bad input" -- "$lathe" memory "$log"
+[ -s "$tmp/out" ] && { echo "FAIL failed command wrote to stdout"; failures=$((failures + 1)); }
+
+for artifact in "$log" "$pt2" "$snap"; do
+  expect_json "info --json $(basename "$artifact")" -- "$lathe" info --json "$artifact"
+done
+expect_json "graphs --json (log)" -- "$lathe" graphs --json "$log"
+expect_json "graphs --json (pt2)" -- "$lathe" graphs --json "$pt2"
+expect_json "show --format json" -- "$lathe" show "$log" --graph 0/1:aot_joint_graph --format json
+expect_json "guards --json" -- "$lathe" guards --json "$log"
+expect_json "memory --json" -- "$lathe" memory --json "$snap"
+
+# show by index and by id print the same graph; dot output is a digraph.
+"$lathe" show "$log" --graph 0 > "$tmp/by_index.txt" && "$lathe" show "$log" --graph 0/0:dynamo_output_graph > "$tmp/by_id.txt"
+if cmp -s "$tmp/by_index.txt" "$tmp/by_id.txt" && grep -q "def forward" "$tmp/by_id.txt"; then echo "ok   show by index = by id"
+else echo "FAIL show by index differs from by id"; failures=$((failures + 1)); fi
+"$lathe" show "$pt2" --graph 0 --format dot > "$tmp/graph.dot"
+if head -1 "$tmp/graph.dot" | grep -q '^digraph' && grep -q -- '->' "$tmp/graph.dot"; then echo "ok   dot output"
+else echo "FAIL dot output"; failures=$((failures + 1)); fi
+
+# Recompile reasons of the dynamic-shape capture reach `info`.
+if "$lathe" info "$log" | grep -q "recompiled because: 0/0: tensor"; then echo "ok   recompile reasons shown"
+else echo "FAIL recompile reasons missing from info"; failures=$((failures + 1)); fi
+
+[ "$failures" -eq 0 ] || { echo "$failures failed"; exit 1; }

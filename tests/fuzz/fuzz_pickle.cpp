@@ -1,0 +1,50 @@
+// Fuzzes the restricted unpickler (core/io/pickle.h) and the memory-snapshot decoder and timeline
+// built on it: the same bytes are unpickled and printed, then decoded as a snapshot and replayed.
+// Bad input may only ever raise lathe::Error(BadInput).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "analysis/snapshot_timeline.h"
+#include "io/memory_snapshot.h"
+#include "io/pickle.h"
+#include "util/diagnostics.h"
+
+namespace {
+
+void checkInvariants(const lathe::io::MemorySnapshot& snapshot) {
+  for (size_t s = 0; s < snapshot.stackCount(); ++s)
+    for (uint32_t frame : snapshot.stack(static_cast<lathe::io::SnapshotStackId>(s)))
+      if (frame >= snapshot.frames.size()) __builtin_trap();
+  const lathe::analysis::SnapshotTimeline timeline = lathe::analysis::buildSnapshotTimeline(snapshot);
+  for (const auto& device : timeline.devices) {
+    uint64_t peak = 0;
+    for (const auto& point : device.allocated) peak = point.bytes > peak ? point.bytes : peak;
+    if (peak != device.peakAllocatedBytes) __builtin_trap();
+    uint64_t live = 0;
+    for (const auto& a : device.largestAtPeak) {
+      live += a.size;
+      if (a.userFrame != lathe::io::kNoFrame && a.userFrame >= snapshot.frames.size()) __builtin_trap();
+    }
+    if (device.largestAtPeak.size() == device.liveAtPeakCount && live != device.peakAllocatedBytes)
+      __builtin_trap();  // when every live allocation is listed, they add up to the peak
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  try {
+    const lathe::io::PickleDocument doc = lathe::io::unpickle(bytes, "fuzz");
+    if (lathe::io::pyRepr(doc.root(), 2000).size() > 2003) __builtin_trap();
+  } catch (const lathe::Error& e) {
+    if (e.code() != lathe::ErrorCode::BadInput) __builtin_trap();
+  }
+  try {
+    checkInvariants(lathe::io::decodeMemorySnapshot(bytes, "fuzz"));
+  } catch (const lathe::Error& e) {
+    if (e.code() != lathe::ErrorCode::BadInput) __builtin_trap();
+  }
+  return 0;
+}
