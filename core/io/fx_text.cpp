@@ -719,6 +719,7 @@ class GraphBuilder {
   FxTextParser& parser_;
   std::shared_ptr<Graph> graph_;
   NameTable names_;
+  NameTable noNames_;  // resolves nothing
   Interner intern_;
   HintCache hints_;
   ItemBuffers buffers_;
@@ -776,7 +777,7 @@ class FxTextParser {
 // GraphBuilder
 
 GraphBuilder::GraphBuilder(FxTextParser& parser, std::string_view className)
-    : parser_(parser), graph_(std::make_shared<Graph>()), names_(*graph_), intern_(*graph_), hints_(parser.options().symbols) {
+    : parser_(parser), graph_(std::make_shared<Graph>()), names_(*graph_), noNames_(*graph_), intern_(*graph_), hints_(parser.options().symbols) {
   if (!className.empty()) graph_->setClassName(className);
 }
 
@@ -883,7 +884,8 @@ NodeId GraphBuilder::addPlaceholder(const ParamDecl& decl) {
   if (name != decl.name) node.target = graph_->intern(decl.name);
   node.meta = meta(decl.annotation, decl.line);
   if (!decl.defaultValue.empty()) {
-    ValueParser vp(decl.defaultValue, intern_, names_, buffers_);
+    // Defaults are constants; a name in one stays text (it could only name a later definition).
+    ValueParser vp(decl.defaultValue, intern_, noNames_, buffers_);
     Arg v;
     if (vp.value(v, true) && vp.atEnd()) {
       node.args.push_back(std::move(v));
