@@ -29,8 +29,8 @@ const char* kindName(ir::NodeKind k) {
 
 class Comparer {
  public:
-  Comparer(const Graph& a, const Graph& b, std::string* why, std::string where)
-      : a_(a), b_(b), why_(why), where_(std::move(where)) {}
+  Comparer(const Graph& a, const Graph& b, std::string* why, std::string where, const GraphCompareOptions& options)
+      : a_(a), b_(b), why_(why), where_(std::move(where)), options_(options) {}
 
   bool graphs() {
     if (a_.className() != b_.className())
@@ -48,7 +48,7 @@ class Comparer {
     if (sa.size() != sb.size()) return differ("subgraph count " + count(sa.size(), sb.size()));
     for (size_t k = 0; k < sa.size(); ++k) {
       if (sa[k].first != sb[k].first) return differ("subgraph '" + sa[k].first + "' vs '" + sb[k].first + "'");
-      if (!Comparer(*sa[k].second, *sb[k].second, why_, where_ + "subgraph " + sa[k].first + ": ").graphs())
+      if (!Comparer(*sa[k].second, *sb[k].second, why_, where_ + "subgraph " + sa[k].first + ": ", options_).graphs())
         return false;
     }
     return true;
@@ -72,9 +72,11 @@ class Comparer {
     const Node& y = b_.node(id);
     const std::string at = "node " + std::to_string(id) + " (" + std::string(a_.str(x.name)) + "): ";
     if (x.kind != y.kind) return differ(at + "kind " + kindName(x.kind) + " vs " + kindName(y.kind));
-    if (x.role != y.role)
-      return differ(at + "role " + count(static_cast<size_t>(x.role), static_cast<size_t>(y.role)));
-    if (x.synthetic != y.synthetic) return differ(at + "synthetic flag differs");
+    if (options_.compareContext) {
+      if (x.role != y.role)
+        return differ(at + "role " + count(static_cast<size_t>(x.role), static_cast<size_t>(y.role)));
+      if (x.synthetic != y.synthetic) return differ(at + "synthetic flag differs");
+    }
     if (!same(x.name, y.name, at + "name") || !same(x.target, y.target, at + "target") ||
         !same(x.comment, y.comment, at + "comment"))
       return false;
@@ -93,7 +95,8 @@ class Comparer {
     const ir::Provenance &p = x.provenance, &q = y.provenance;
     if (p.line != q.line) return differ(at + "source line " + count(p.line, q.line));
     if (!same(p.file, q.file, at + "source file") || !same(p.function, q.function, at + "source function") ||
-        !same(p.code, q.code, at + "source code") || !same(p.modulePath, q.modulePath, at + "module path") ||
+        !same(p.code, q.code, at + "source code") ||
+        (options_.compareContext && !same(p.modulePath, q.modulePath, at + "module path")) ||
         !same(p.annotation, q.annotation, at + "annotation"))
       return false;
     if (x.itemComments.size() != y.itemComments.size())
@@ -162,12 +165,13 @@ class Comparer {
   const Graph& b_;
   std::string* why_;
   std::string where_;
+  const GraphCompareOptions& options_;
 };
 
 }  // namespace
 
-bool graphsEqual(const ir::Graph& a, const ir::Graph& b, std::string* why) {
-  return Comparer(a, b, why, "").graphs();
+bool graphsEqual(const ir::Graph& a, const ir::Graph& b, std::string* why, const GraphCompareOptions& options) {
+  return Comparer(a, b, why, "", options).graphs();
 }
 
 }  // namespace lathe::io

@@ -22,7 +22,9 @@ using ir::ValueKind;
 
 constexpr int kIndent = 4;
 
-bool isIdentifier(std::string_view s) { return !s.empty() && fx::identLength(s, 0) == s.size(); }
+bool isIdentifier(std::string_view s) {
+  return !s.empty() && fx::identLength(s, 0) == s.size();
+}
 
 std::string_view symbolOf(std::string_view target, std::span<const fx::OperatorSpelling> table) {
   for (const auto& op : table)
@@ -171,8 +173,7 @@ class Printer {
     const Graph& g = *g_;
     // Liveness tail: a value is dead after its last user; a value nobody reads is dead at once.
     std::vector<NodeId> lastUse(g.size(), ir::kNoNode);
-    for (NodeId id = 0; id < g.size(); ++id)
-      forEachInput(g.node(id), [&](NodeId ref) { lastUse[ref] = id; });
+    for (NodeId id = 0; id < g.size(); ++id) forEachInput(g.node(id), [&](NodeId ref) { lastUse[ref] = id; });
     bool wroteStatement = false;
     bool havePrevious = false;
     ir::Provenance previous;

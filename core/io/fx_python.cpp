@@ -2,8 +2,8 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 
 namespace lathe::io::fx {
 namespace {

@@ -11,7 +11,9 @@ namespace lathe::io::fx {
 [[nodiscard]] constexpr bool isIdentStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-[[nodiscard]] constexpr bool isDigit(char c) { return c >= '0' && c <= '9'; }
+[[nodiscard]] constexpr bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 namespace detail {
 inline constexpr std::array<bool, 256> kIdentChar = [] {
@@ -21,7 +23,9 @@ inline constexpr std::array<bool, 256> kIdentChar = [] {
 }();
 }  // namespace detail
 
-[[nodiscard]] inline bool isIdentChar(char c) { return detail::kIdentChar[static_cast<unsigned char>(c)]; }
+[[nodiscard]] inline bool isIdentChar(char c) {
+  return detail::kIdentChar[static_cast<unsigned char>(c)];
+}
 
 // Length of the identifier starting at s[pos] (0 when none starts there).
 [[nodiscard]] inline size_t identLength(std::string_view s, size_t pos) {

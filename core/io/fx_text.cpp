@@ -80,7 +80,8 @@ size_t nextSpecial(const char* s, size_t i, size_t n) {
     hit = _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi8(c, hash), _mm_cmpeq_epi8(c, semicolon)));
     hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_or_si128(c, one), paren));  // '(' or ')'
     hit = _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi8(folded, squareOpen), _mm_cmpeq_epi8(folded, squareClose)));
-    if (const int mask = _mm_movemask_epi8(hit)) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    if (const int mask = _mm_movemask_epi8(hit))
+      return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
   }
 #endif
   while (i < n) {
@@ -110,11 +111,16 @@ CodeScan scanCode(std::string_view s, int depth, std::vector<std::string_view>* 
     switch (kCharClass[static_cast<unsigned char>(s[i])]) {
       case kQuote: {
         const size_t end = fx::skipStringLiteral(s, i);
-        if (end == std::string_view::npos) i = n;  // unterminated: the rest is its text
-        else i = end - 1;
+        if (end == std::string_view::npos)
+          i = n;  // unterminated: the rest is its text
+        else
+          i = end - 1;
         break;
       }
-      case kHash: r.commentPos = i; i = n; break;
+      case kHash:
+        r.commentPos = i;
+        i = n;
+        break;
       case kOpen: ++r.depth; break;
       case kClose: --r.depth; break;
       case kSemicolon:
@@ -160,8 +166,10 @@ void splitTopLevel(std::string_view s, char sep, std::vector<std::string_view>& 
     switch (kCharClass[static_cast<unsigned char>(s[i])]) {
       case kQuote: {
         const size_t end = fx::skipStringLiteral(s, i);
-        if (end == std::string_view::npos) i = s.size();
-        else i = end - 1;
+        if (end == std::string_view::npos)
+          i = s.size();
+        else
+          i = end - 1;
         break;
       }
       case kOpen: ++depth; break;
@@ -182,7 +190,10 @@ void splitTopLevel(std::string_view s, char sep, std::vector<std::string_view>& 
 // A value annotation as FX writes it: a quoted meta string (no escapes inside) or a Python type
 // (`torch.Tensor`, `List[int]`). Anything else would not print back to the same statement.
 bool isAnnotation(std::string_view a) {
-  if (a.size() >= 2 && a.front() == '"' && a.back() == '"') return a.substr(1, a.size() - 2).find_first_of("\\\"") == std::string_view::npos;
+  if (a.size() >= 2 && a.front() == '"' && a.back() == '"') {
+    const std::string_view inner = a.substr(1, a.size() - 2);
+    return !std::memchr(inner.data(), '\\', inner.size()) && !std::memchr(inner.data(), '"', inner.size());
+  }
   if (a.empty() || !isIdentStart(a.front())) return false;
   int depth = 0;  // commas and spaces only between brackets: `Dict[str, int]`
   for (const char c : a) {
@@ -199,10 +210,19 @@ bool isAnnotation(std::string_view a) {
 
 // `a = b = None`: the values dead after the statement (FX's liveness tail), dropped on reading.
 bool isLivenessTail(std::string_view s) {
-  if (!s.ends_with("= None")) return false;
-  for (const char c : s)
-    if (!isIdentChar(c) && c != ' ' && c != '=') return false;
-  return true;
+  size_t names = 0;
+  for (size_t p = 0;;) {  // name ( = name )* with a single '=' between each
+    const size_t len = identLength(s, p);
+    if (len == 0) return false;
+    const std::string_view name = s.substr(p, len);
+    p += len;
+    while (p < s.size() && s[p] == ' ') ++p;
+    if (p == s.size()) return names > 0 && name == "None";
+    if (s[p] != '=' || (p + 1 < s.size() && s[p + 1] == '=')) return false;
+    ++p;
+    while (p < s.size() && s[p] == ' ') ++p;
+    ++names;
+  }
 }
 
 // Length of `ident(.ident)*` at s[pos]; *segments gets how many identifiers it has.
@@ -223,12 +243,10 @@ bool parseInt64(std::string_view s, int64_t& v) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
-std::optional<std::string_view> layoutName(std::string_view name) {
+bool isLayout(std::string_view name) {
   static constexpr std::array<std::string_view, 8> kLayouts{"strided",    "sparse_coo", "sparse_csr", "sparse_csc",
                                                             "sparse_bsr", "sparse_bsc", "_mkldnn",    "jagged"};
-  for (auto l : kLayouts)
-    if (l == name) return l;
-  return std::nullopt;
+  return std::find(kLayouts.begin(), kLayouts.end(), name) != kLayouts.end();
 }
 
 bool isMemoryFormat(std::string_view name) {
@@ -263,9 +281,9 @@ class Interner {
   explicit Interner(Graph& graph) : graph_(graph) {}
   StrId operator()(std::string_view s) {
     if (s.empty()) return 0;
-    const size_t slot = (s.size() * 131 + static_cast<unsigned char>(s.back()) * 31 +
-                         static_cast<unsigned char>(s[s.size() / 2])) %
-                        kSlots;
+    const size_t slot =
+        (s.size() * 131 + static_cast<unsigned char>(s.back()) * 31 + static_cast<unsigned char>(s[s.size() / 2])) %
+        kSlots;
     StrId& id = slots_[slot];
     if (id == 0 || graph_.str(id) != s) id = graph_.intern(s);
     return id;
@@ -540,16 +558,13 @@ class ValueParser {
       // printed, with the node references inside it.
       const size_t close = matchingClose(s_, pos);
       if (close == std::string_view::npos) return false;
-      if (dotted == "device" && s_[pos] == '(') {  // device(type='cuda', index=0): holds no references
-        pos = close + 1;
-        setStr(out, Arg::Kind::Device, intern_(s_.substr(start, pos - start)));
-        return true;
-      }
+      const bool isDevice = dotted == "device" && s_[pos] == '(';  // device(type='cuda', index=0)
       std::vector<Arg> items;
       std::vector<std::pair<StrId, Arg>> kwargs;
       ++pos;
       if (!sequence(s_[pos - 1] == '(' ? ')' : ']', items, &kwargs, nullptr) || pos != close + 1) return false;
-      setStr(out, Arg::Kind::Raw, intern_(s_.substr(start, pos - start)));
+      setStr(out, isDevice ? Arg::Kind::Device : Arg::Kind::Raw, intern_(s_.substr(start, pos - start)));
+      if (isDevice) return true;
       if (segments == 1) addRefIfNode(out, dotted);
       for (const auto& a : items) ir::forEachNodeRef(a, [&](NodeId n) { out.items.push_back(Arg::ofNode(n)); });
       for (const auto& [k, a] : kwargs) ir::forEachNodeRef(a, [&](NodeId n) { out.items.push_back(Arg::ofNode(n)); });
@@ -577,7 +592,7 @@ class ValueParser {
         setDType(out, *dtype);
         return true;
       }
-      if (layoutName(member)) {
+      if (isLayout(member)) {
         setStr(out, Arg::Kind::Layout, intern_(dotted));
         return true;
       }
@@ -614,6 +629,9 @@ class ValueParser {
         break;
       } else if (c == ';' || c == '#') {  // a statement separator or a comment: not an expression
         return false;
+      } else if (c == '=' && !(i + 1 < s_.size() && s_[i + 1] == '=') &&
+                 !(i > start && std::strchr("=!<>", s_[i - 1]))) {
+        return false;  // an assignment or keyword, not a comparison
       }
     }
     if (depth != 0) return false;
@@ -670,10 +688,9 @@ class GraphBuilder {
   std::shared_ptr<Graph> graph() { return graph_; }
   void addParam(const ParamDecl& decl) { pending_.push_back(decl); }
   void comment(std::string_view text);
-  // One logical statement (several physical lines when brackets span them), without its
-  // trailing comment. itemComments: comments of the continuation lines, one per item line.
-  // One logical statement split at its top-level ';' (a node, then maybe a rebinding and the
-  // liveness tail).
+  // One logical statement (several physical lines when brackets span them) split at its top-level
+  // ';' (a node, then maybe a rebinding and the liveness tail). comment: the trailing comment of
+  // its line; itemComments: those of the continuation lines, one per item line.
   void statement(const std::vector<std::string_view>& segments, std::string_view comment,
                  const std::vector<std::string_view>& itemComments, size_t line);
   void finish();
@@ -767,7 +784,7 @@ class FxTextParser {
   Diagnostics& diagnostics_;
   std::vector<Line> lines_;
   size_t codeLines_ = 0;  // lines that are neither blank nor comments: a bound on the node count
-  std::string joined_;  // a statement spanning several lines
+  std::string joined_;    // a statement spanning several lines
   std::vector<std::string_view> itemComments_;
   std::vector<std::string_view> pieces_;
   std::vector<std::string_view> segments_;
@@ -777,7 +794,12 @@ class FxTextParser {
 // GraphBuilder
 
 GraphBuilder::GraphBuilder(FxTextParser& parser, std::string_view className)
-    : parser_(parser), graph_(std::make_shared<Graph>()), names_(*graph_), noNames_(*graph_), intern_(*graph_), hints_(parser.options().symbols) {
+    : parser_(parser),
+      graph_(std::make_shared<Graph>()),
+      names_(*graph_),
+      noNames_(*graph_),
+      intern_(*graph_),
+      hints_(parser.options().symbols) {
   if (!className.empty()) graph_->setClassName(className);
 }
 
@@ -804,7 +826,8 @@ StrId GraphBuilder::claimName(std::string_view name, size_t line) {
   const StrId written = graph_->intern(name);
   if (names_.at(written) == ir::kNoNode) return written;
   const std::string unique = uniqueName(name);
-  parser_.warn(line, "fx_duplicate_name", "node name '" + std::string(name) + "' defined again; read as '" + unique + "'");
+  parser_.warn(line, "fx_duplicate_name",
+               "node name '" + std::string(name) + "' defined again; read as '" + unique + "'");
   return graph_->intern(unique);
 }
 
@@ -881,7 +904,7 @@ NodeId GraphBuilder::addPlaceholder(const ParamDecl& decl) {
   while (written.starts_with('*')) written.remove_prefix(1);
   const StrId nameId = claimName(written, decl.line);
   const std::string_view name = graph_->str(nameId);
-  if (name != decl.name) node.target = graph_->intern(decl.name);
+  if (written != decl.name) node.target = graph_->intern(decl.name);  // `*args`
   node.meta = meta(decl.annotation, decl.line);
   if (!decl.defaultValue.empty()) {
     // Defaults are constants; a name in one stays text (it could only name a later definition).
@@ -924,6 +947,10 @@ void GraphBuilder::enterDeclarations() {
 }
 
 void GraphBuilder::declaration(std::string_view name, std::string_view annotation, size_t line) {
+  if (name == "self") {  // the module, never an input: a signature drops it too
+    unparsed(name, line);
+    return;
+  }
   if (paramsDone_) {
     parser_.warn(line, "fx_syntax", "placeholder declared after the body started: " + std::string(name));
     return;
@@ -943,7 +970,7 @@ void GraphBuilder::unpack(std::string_view seg, size_t line) {
   for (auto n : names) {
     n = trim(n);
     if (n.empty()) continue;
-    if (identLength(n, 0) != n.size()) {
+    if (identLength(n, 0) != n.size() || n == "self") {
       unparsed(seg, line);
       break;
     }
@@ -1231,6 +1258,7 @@ bool GraphBuilder::parseRebinding(std::string_view seg, std::string_view expecte
     const size_t close = rest.find('"', 1);
     if (close == std::string_view::npos) return false;
     annotation = rest.substr(0, close + 1);
+    if (!isAnnotation(annotation)) return false;
     rest = trim(rest.substr(close + 1));
   }
   return rest.starts_with('=') && trim(rest.substr(1)) == expectedValue;
@@ -1390,7 +1418,7 @@ bool GraphBuilder::tensorMeta(std::string_view text, TensorMeta& m) {
 }
 
 bool GraphBuilder::dims(std::string_view text, size_t& pos, std::vector<SymDim>& out) {
-  ++pos;  // '['
+  ++pos;                                     // '['
   const size_t close = text.find(']', pos);  // sympy expressions hold no brackets
   if (close == std::string_view::npos) return false;
   if (close == pos) {

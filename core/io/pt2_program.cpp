@@ -566,7 +566,9 @@ class GraphBuilder {
       return raw(attr);
     }
     GraphBuilder nested(ctx_, *g, where + ".as_graph(" + attr + ")", depth_ + 1);
-    graph_->addSubgraph(attr, nested.build(nullptr, nullptr));
+    std::shared_ptr<ir::Graph> body = nested.build(nullptr, nullptr);
+    body->setClassName(attr);  // FX prints a nested graph as a class named after its attribute
+    graph_->addSubgraph(attr, std::move(body));
     ir::Node node;
     node.kind = ir::NodeKind::GetAttr;
     node.synthetic = true;

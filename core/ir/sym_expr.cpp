@@ -10,9 +10,15 @@ namespace {
 
 constexpr int kMaxDepth = 64;
 
-constexpr bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-constexpr bool isIdentChar(char c) { return isIdentStart(c) || (c >= '0' && c <= '9'); }
-constexpr bool isDigit(char c) { return c >= '0' && c <= '9'; }
+constexpr bool isIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+constexpr bool isIdentChar(char c) {
+  return isIdentStart(c) || (c >= '0' && c <= '9');
+}
+constexpr bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // Names sympy prints that are constants, not symbols.
 bool isConstantName(std::string_view s) {

@@ -1,14 +1,14 @@
 // FX readable graph text: parsing every flavour, printing, equality. Graph texts marked "from
 // captures/..." are copied from our own TORCH_TRACE captures (samples/captures, torch 2.11); the
 // others are written here in the same format for flavours our captures do not contain.
+#include "io/fx_text.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
 #include <unordered_map>
-
-#include "io/fx_text.h"
 
 using namespace lathe;
 using namespace lathe::ir;
@@ -859,7 +859,7 @@ TEST(FxText, AotForwardAndBackwardFromGpt2Loss) {
   auto bw = parseClean(kGpt2LossBackward);
   ASSERT_TRUE(bw);
   EXPECT_EQ(placeholderNames(*bw), (std::vector<std::string>{"primals_1", "constant_pad_nd", "amax", "log",
-                                                              "convert_element_type_1", "tangents_1"}));
+                                                             "convert_element_type_1", "tangents_1"}));
   EXPECT_EQ(byName(*bw, "amax").comment, 0u);  // saved activations carry no descriptor
   EXPECT_EQ(byName(*bw, "tangents_1").role, Role::Tangent);
   const Node& bwOut = bw->node(bw->outputNode());
@@ -881,10 +881,10 @@ TEST(FxText, LlamaJointGraphHas23PrimalsAnd2Tangents) {
   for (int layer = 0; layer < 2; ++layer)
     for (const auto& shape : {kHidden, kSquare, kKv, kKv, kSquare, kHidden, kUp, kUp, kDown})
       expected.push_back({DType::BF16, shape});
-  expected.push_back({DType::BF16, kHidden});                 // final norm
-  expected.push_back({DType::BF16, {128256, 4096}});          // lm_head
-  expected.push_back({DType::F32, {}});                       // loss tangent
-  expected.push_back({DType::BF16, {1, 2048, 128256}});       // logits tangent
+  expected.push_back({DType::BF16, kHidden});            // final norm
+  expected.push_back({DType::BF16, {128256, 4096}});     // lm_head
+  expected.push_back({DType::F32, {}});                  // loss tangent
+  expected.push_back({DType::BF16, {1, 2048, 128256}});  // logits tangent
 
   std::vector<const Node*> placeholders;
   for (const auto& n : g->nodes())
@@ -908,7 +908,8 @@ TEST(FxText, LlamaJointGraphHas23PrimalsAnd2Tangents) {
   EXPECT_EQ(byName(*g, "primals_2").meta.storageBytes(), 128256u * 4096u * 2u);
   EXPECT_EQ(byName(*g, "tangents_2").meta.storageBytes(), 2048u * 128256u * 2u);
 
-  const Node& iota = byName(*g, "iota");  // prims.iota(2048, start = 0, step = 1, dtype = ..., device = ..., requires_grad = False)
+  const Node& iota =
+      byName(*g, "iota");  // prims.iota(2048, start = 0, step = 1, dtype = ..., device = ..., requires_grad = False)
   EXPECT_EQ(g->str(iota.target), "torch.ops.prims.iota.default");
   ASSERT_EQ(iota.kwargs.size(), 5u);
   EXPECT_EQ(iota.kwargs[2].second.dtype, DType::I64);
@@ -918,7 +919,8 @@ TEST(FxText, LlamaJointGraphHas23PrimalsAnd2Tangents) {
 TEST(FxText, DynamoPlaceholderNamesTellParametersAndModulePaths) {
   auto g = parseClean(kLlamaDynamoHead);
   ASSERT_TRUE(g);
-  const Node& q = byName(*g, "l_self_modules_model_modules_layers_modules_0_modules_self_attn_modules_q_proj_parameters_weight_");
+  const Node& q =
+      byName(*g, "l_self_modules_model_modules_layers_modules_0_modules_self_attn_modules_q_proj_parameters_weight_");
   EXPECT_EQ(q.role, Role::Parameter);
   EXPECT_EQ(g->str(q.provenance.modulePath), "model.layers.0.self_attn.q_proj");
   const Node& invFreq = byName(*g, "l_self_modules_model_modules_rotary_emb_buffers_inv_freq_");
@@ -1189,6 +1191,37 @@ TEST(FxText, DamagedTextWarnsWithLocationAndGoesOn) {
   EXPECT_EQ(parse("class X(torch.nn.Module):\n    pass\n", none), nullptr);
 }
 
+// Statements that once printed back to a different graph (found by fuzz_fx_text).
+TEST(FxText, StatementsThatLookAlikeStayApart) {
+  constexpr std::string_view kText = R"fx(class GraphModule(torch.nn.Module):
+    def forward(self, L_x_: "f32[4][1]cpu", L_y_: "f32[4][1]cpu"):
+        l_x_ = L_x_
+        is_none = l_x_ == None
+        b: "f32[4][1]cpu" = torch.ops.aten.relu.default(l_x_)  # kept with the node
+        l_y_ = L_y_
+        s: "Sym(s0)" = +None
+        return (is_none, b)
+)fx";
+  Diagnostics d;
+  auto g = parse(kText, d);
+  ASSERT_TRUE(g);
+  // `a = b == None` is a comparison, not a liveness tail.
+  const Node& isNone = byName(*g, "is_none");
+  EXPECT_EQ(g->str(isNone.target), "operator.eq");
+  EXPECT_EQ(isNone.args[1].kind, Arg::Kind::None);
+  // A trailing comment stays with its statement and is printed with it.
+  EXPECT_EQ(g->str(byName(*g, "b").comment), "kept with the node");
+  EXPECT_NE(printFxText(*g).find("relu.default(l_x_);  l_x_ = None  # kept with the node\n"), std::string::npos);
+  // A placeholder alias only opens the body; after other statements it is not one.
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d.items()[0].where.line, 6u);
+  EXPECT_EQ(g->find("l_y_"), kNoNode);
+  EXPECT_EQ(byName(*g, "L_y_").kind, NodeKind::Placeholder);
+  // Operands of Python operators read as any argument: `+None` holds the constant None.
+  EXPECT_EQ(byName(*g, "s").args[0].kind, Arg::Kind::None);
+  expectRoundTrip(*g);
+}
+
 // A graph text cut anywhere (a truncated log) still loads, and what loads prints back to itself.
 TEST(FxText, TruncatedTextRoundTrips) {
   for (std::string_view text : {kGpt2LossJoint, kHigherOrderOps, kMixtralRouter}) {
@@ -1215,8 +1248,15 @@ TEST(FxText, PrinterWritesPythonReprs) {
   Node call;
   call.name = g.intern("call");
   call.target = g.intern("torch.ops.test.op.default");
-  const double floats[] = {1e-05, 0.0001, 2.0, 1e16, 123456.789, -0.0, std::numeric_limits<double>::infinity(),
-                           -std::numeric_limits<double>::infinity(), std::nan("")};
+  const double floats[] = {1e-05,
+                           0.0001,
+                           2.0,
+                           1e16,
+                           123456.789,
+                           -0.0,
+                           std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity(),
+                           std::nan("")};
   Arg list;
   list.kind = Arg::Kind::List;
   for (double f : floats) list.items.push_back(Arg::ofFloat(f));
@@ -1245,7 +1285,8 @@ TEST(FxText, PrinterWritesPythonReprs) {
   g.finalize();
 
   const std::string printed = printFxText(g);
-  EXPECT_NE(printed.find("[1e-05, 0.0001, 2.0, 1e+16, 123456.789, -0.0, inf, -inf, nan]"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("[1e-05, 0.0001, 2.0, 1e+16, 123456.789, -0.0, inf, -inf, nan]"), std::string::npos)
+      << printed;
   EXPECT_NE(printed.find(R"('it\'s "q"\n\\ \x01 ü')"), std::string::npos) << printed;
   EXPECT_NE(printed.find("-9223372036854775808"), std::string::npos);
   EXPECT_NE(printed.find("{'k': (x,), 2: None}"), std::string::npos);

@@ -1,11 +1,11 @@
 // Symbolic size expressions as torch prints them (sympy `str`), evaluated against known symbols.
+#include "ir/sym_expr.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include "ir/sym_expr.h"
 
 using namespace lathe::ir;
 
@@ -19,7 +19,9 @@ std::optional<int64_t> lookup(std::string_view s) {
   return it == kKnown.end() ? std::nullopt : std::optional<int64_t>(it->second);
 }
 
-std::optional<int64_t> eval(std::string_view e) { return evalSymExpr(e, lookup); }
+std::optional<int64_t> eval(std::string_view e) {
+  return evalSymExpr(e, lookup);
+}
 
 std::vector<std::string> symbols(std::string_view e) {
   std::vector<std::string> out;
@@ -93,12 +95,12 @@ TEST(SymExpr, RelationsAreZeroOrOne) {
 }
 
 TEST(SymExpr, UnknownOrUnsupportedGivesNothing) {
-  EXPECT_EQ(eval("s99"), std::nullopt);                          // symbol not known
-  EXPECT_EQ(evalSymExpr("s27", nullptr), std::nullopt);          // no lookup at all
-  EXPECT_EQ(eval("IntTrueDiv(s0, 3)"), std::nullopt);           // a float
+  EXPECT_EQ(eval("s99"), std::nullopt);                  // symbol not known
+  EXPECT_EQ(evalSymExpr("s27", nullptr), std::nullopt);  // no lookup at all
+  EXPECT_EQ(eval("IntTrueDiv(s0, 3)"), std::nullopt);    // a float
   EXPECT_EQ(eval("s0 / 0"), std::nullopt);
   EXPECT_EQ(eval("Mod(s0, 0)"), std::nullopt);
-  EXPECT_EQ(eval("9223372036854775807 + 1"), std::nullopt);    // overflow
+  EXPECT_EQ(eval("9223372036854775807 + 1"), std::nullopt);  // overflow
   EXPECT_EQ(eval("99999999999999999999"), std::nullopt);
   EXPECT_EQ(eval("2**64"), std::nullopt);
   EXPECT_EQ(eval("2**-1"), std::nullopt);
