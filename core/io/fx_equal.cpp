@@ -140,7 +140,8 @@ class Comparer {
         if (x.i != y.i) return differ(at + " " + std::to_string(x.i) + " vs " + std::to_string(y.i));
         break;
       case Arg::Kind::Float:
-        if (!(x.f == y.f || (std::isnan(x.f) && std::isnan(y.f))) || std::signbit(x.f) != std::signbit(y.f))
+        if (std::isnan(x.f) || std::isnan(y.f) ? std::isnan(x.f) != std::isnan(y.f)
+                                               : x.f != y.f || std::signbit(x.f) != std::signbit(y.f))
           return differ(at + " " + std::to_string(x.f) + " vs " + std::to_string(y.f));
         break;
       case Arg::Kind::Bool:

@@ -208,6 +208,17 @@ bool isAnnotation(std::string_view a) {
   return depth == 0;
 }
 
+// Python keywords: never a node name (FX renames such values), and `return = x` would not read
+// back as an assignment.
+bool isKeyword(std::string_view name) {
+  static constexpr std::array<std::string_view, 35> kKeywords{
+      "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+      "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+      "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+      "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
+  return std::find(kKeywords.begin(), kKeywords.end(), name) != kKeywords.end();
+}
+
 // `a = b = None`: the values dead after the statement (FX's liveness tail), dropped on reading.
 bool isLivenessTail(std::string_view s) {
   size_t names = 0;
@@ -504,9 +515,12 @@ class ValueParser {
         const std::string_view word = s_.substr(pos, len);
         if (word == "inf" || word == "nan") {
           pos += len;
-          const double v =
-              word == "inf" ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
-          setFloat(out, s_[start] == '-' ? -v : v);
+          if (word == "nan") {  // Python prints every NaN as `nan`: no sign
+            setFloat(out, std::numeric_limits<double>::quiet_NaN());
+          } else {
+            setFloat(out, s_[start] == '-' ? -std::numeric_limits<double>::infinity()
+                                           : std::numeric_limits<double>::infinity());
+          }
           return true;
         }
         // `-x`: a symbolic expression over a name
@@ -970,7 +984,7 @@ void GraphBuilder::unpack(std::string_view seg, size_t line) {
   for (auto n : names) {
     n = trim(n);
     if (n.empty()) continue;
-    if (identLength(n, 0) != n.size() || n == "self") {
+    if (identLength(n, 0) != n.size() || n == "self" || isKeyword(n)) {
       unparsed(seg, line);
       break;
     }
@@ -1047,7 +1061,7 @@ size_t GraphBuilder::simpleStatement(std::string_view seg, std::string_view next
     return 0;
   }
   const size_t nameLen = identLength(seg, 0);
-  if (nameLen == 0) {
+  if (nameLen == 0 || isKeyword(seg.substr(0, nameLen))) {
     unparsed(seg, line);
     return 0;
   }
@@ -1248,7 +1262,7 @@ size_t GraphBuilder::setItem(std::string_view seg, std::string_view next, size_t
 bool GraphBuilder::parseRebinding(std::string_view seg, std::string_view expectedValue, std::string_view& name,
                                   std::string_view& annotation) {
   const size_t len = identLength(seg, 0);
-  if (len == 0 || expectedValue.empty()) return false;
+  if (len == 0 || expectedValue.empty() || isKeyword(seg.substr(0, len))) return false;
   name = seg.substr(0, len);
   std::string_view rest = trim(seg.substr(len));
   annotation = {};
@@ -1606,6 +1620,10 @@ bool FxTextParser::signature(size_t& i, int defIndent, GraphBuilder& builder) {
       }
       decl.name = piece.substr(0, p + len);
       if (decl.name == "self") continue;  // the module itself, never a graph input
+      if (isKeyword(piece.substr(p, len))) {
+        warn(i, "fx_syntax", "cannot read forward parameter: " + excerpt(piece));
+        continue;
+      }
       std::string_view after = trim(piece.substr(p + len));
       const bool annotated = after.starts_with(':');
       if (annotated) {
