@@ -15,18 +15,6 @@ using ir::StrId;
 using ir::SymDim;
 using ir::TensorMeta;
 
-const char* kindName(ir::NodeKind k) {
-  switch (k) {
-    case ir::NodeKind::Placeholder: return "placeholder";
-    case ir::NodeKind::CallFunction: return "call_function";
-    case ir::NodeKind::CallMethod: return "call_method";
-    case ir::NodeKind::CallModule: return "call_module";
-    case ir::NodeKind::GetAttr: return "get_attr";
-    case ir::NodeKind::Output: return "output";
-  }
-  return "?";
-}
-
 class Comparer {
  public:
   Comparer(const Graph& a, const Graph& b, std::string* why, std::string where, const GraphCompareOptions& options)
@@ -71,10 +59,11 @@ class Comparer {
     const Node& x = a_.node(id);
     const Node& y = b_.node(id);
     const std::string at = "node " + std::to_string(id) + " (" + std::string(a_.str(x.name)) + "): ";
-    if (x.kind != y.kind) return differ(at + "kind " + kindName(x.kind) + " vs " + kindName(y.kind));
+    if (x.kind != y.kind)
+      return differ(at + "kind " + std::string(ir::nodeKindName(x.kind)) + " vs " + std::string(ir::nodeKindName(y.kind)));
     if (options_.compareContext) {
       if (x.role != y.role)
-        return differ(at + "role " + count(static_cast<size_t>(x.role), static_cast<size_t>(y.role)));
+        return differ(at + "role " + std::string(ir::roleName(x.role)) + " vs " + std::string(ir::roleName(y.role)));
       if (x.synthetic != y.synthetic) return differ(at + "synthetic flag differs");
     }
     if (!same(x.name, y.name, at + "name") || !same(x.target, y.target, at + "target") ||

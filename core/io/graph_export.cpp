@@ -98,34 +98,6 @@ std::string dotEscape(std::string_view s) {
 
 }  // namespace
 
-std::string_view nodeKindName(ir::NodeKind kind) {
-  switch (kind) {
-    case ir::NodeKind::Placeholder: return "placeholder";
-    case ir::NodeKind::CallFunction: return "call_function";
-    case ir::NodeKind::CallMethod: return "call_method";
-    case ir::NodeKind::CallModule: return "call_module";
-    case ir::NodeKind::GetAttr: return "get_attr";
-    case ir::NodeKind::Output: return "output";
-  }
-  return "?";
-}
-
-std::string_view roleName(ir::Role role) {
-  switch (role) {
-    case ir::Role::Unknown: return "unknown";
-    case ir::Role::Parameter: return "parameter";
-    case ir::Role::Buffer: return "buffer";
-    case ir::Role::UserInput: return "user_input";
-    case ir::Role::Tangent: return "tangent";
-    case ir::Role::SymInput: return "sym_input";
-    case ir::Role::Forward: return "forward";
-    case ir::Role::Backward: return "backward";
-    case ir::Role::Output: return "output";
-    case ir::Role::Gradient: return "gradient";
-  }
-  return "unknown";
-}
-
 std::string metaSummary(const ir::Graph& g, const ir::TensorMeta& m) {
   if (m.kind == ir::ValueKind::Tensor) {
     std::string s(ir::dtypeAbbr(m.dtype));
@@ -144,7 +116,7 @@ json graphToJson(const ir::Graph& g) {
   json nodes = json::array();
   for (ir::NodeId id = 0; id < g.size(); ++id) {
     const ir::Node& n = g.node(id);
-    json node{{"name", std::string(g.str(n.name))}, {"op", nodeKindName(n.kind)}};
+    json node{{"name", std::string(g.str(n.name))}, {"op", ir::nodeKindName(n.kind)}};
     if (n.target) node["target"] = std::string(g.str(n.target));
     json args = json::array();
     for (const auto& a : n.args) args.push_back(argToJson(g, a));
@@ -153,7 +125,7 @@ json graphToJson(const ir::Graph& g) {
     for (const auto& [k, a] : n.kwargs) kwargs[std::string(g.str(k))] = argToJson(g, a);
     node["kwargs"] = std::move(kwargs);
     node["meta"] = metaToJson(g, n.meta);
-    node["role"] = roleName(n.role);
+    node["role"] = ir::roleName(n.role);
     if (n.synthetic) node["synthetic"] = true;
     if (n.comment) node["comment"] = std::string(g.str(n.comment));
     const auto& p = n.provenance;

@@ -16,8 +16,6 @@ namespace lathe::io {
 // One dot node per graph node (labelled with name, target and shape), one edge per input.
 [[nodiscard]] std::string graphToDot(const ir::Graph& graph, std::string_view title);
 
-[[nodiscard]] std::string_view nodeKindName(ir::NodeKind kind);  // FX op names: "placeholder", "call_function", ...
-[[nodiscard]] std::string_view roleName(ir::Role role);
 // "bf16[1, s27, 4096]" style text of a value's metadata (sizes only), "" when none.
 [[nodiscard]] std::string metaSummary(const ir::Graph& graph, const ir::TensorMeta& meta);
 

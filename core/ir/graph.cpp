@@ -122,6 +122,34 @@ NodeId Graph::find(std::string_view name) const {
   return it == byName_.end() ? kNoNode : it->second;
 }
 
+std::string_view nodeKindName(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::Placeholder: return "placeholder";
+    case NodeKind::CallFunction: return "call_function";
+    case NodeKind::CallMethod: return "call_method";
+    case NodeKind::CallModule: return "call_module";
+    case NodeKind::GetAttr: return "get_attr";
+    case NodeKind::Output: return "output";
+  }
+  return "?";
+}
+
+std::string_view roleName(Role role) {
+  switch (role) {
+    case Role::Unknown: return "unknown";
+    case Role::Parameter: return "parameter";
+    case Role::Buffer: return "buffer";
+    case Role::UserInput: return "user_input";
+    case Role::Tangent: return "tangent";
+    case Role::SymInput: return "sym_input";
+    case Role::Forward: return "forward";
+    case Role::Backward: return "backward";
+    case Role::Output: return "output";
+    case Role::Gradient: return "gradient";
+  }
+  return "unknown";
+}
+
 GraphCounts countGraph(const Graph& g) {
   GraphCounts c;
   c.nodes = g.size();

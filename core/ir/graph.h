@@ -127,6 +127,10 @@ struct Provenance {
   friend bool operator==(const Provenance&, const Provenance&) = default;
 };
 
+// FX op names ("placeholder", "call_function", ...) and role names ("parameter", "tangent", ...).
+[[nodiscard]] std::string_view nodeKindName(NodeKind kind);
+[[nodiscard]] std::string_view roleName(Role role);
+
 struct Node {
   NodeKind kind = NodeKind::CallFunction;
   Role role = Role::Unknown;
