@@ -8,24 +8,32 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  clang libfuzzer-14-dev libclang-rt-14-dev
+  clang
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libzip-dev zlib1g-dev libssl-dev
   libgtest-dev libgmock-dev
   python3 python3-venv
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+updated=""
+install_missing() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
   echo "setup: installing ${missing[*]}"
-  $sudo apt-get update -qq
+  [ -n "$updated" ] || { $sudo apt-get update -qq; updated=1; }
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+}
+
+install_missing "${packages[@]}"
+# libFuzzer and the sanitizer runtimes are versioned with the distribution's default clang
+# (14 on Debian 12, 19 on Debian 13).
+clang_major=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+install_missing "libclang-rt-${clang_major}-dev" "libfuzzer-${clang_major}-dev"
 
 if [ "${1:-}" = "--python" ]; then
   if [ ! -x .venv/bin/python ]; then
