@@ -87,6 +87,9 @@ def main() -> int:
     captures = decompress_captures(samples, work)
     files = captures + sorted((samples / "tlparse").glob("*.log")) + sorted((samples / "tlparse").glob("*.txt"))
     files.append(make_big_log(captures, work, args.big_mb))
+    # Artifacts tlparse does not read: timed for lathe alone.
+    others = sorted(samples.glob("pt2/**/*.pt2")) + sorted(samples.glob("snapshots/*.pickle")) \
+        + sorted(samples.glob("memory_snapshot/**/*.pickle"))
 
     print(f"Loading benchmark: median of {args.repeat} runs, one thread, plain-text inputs; "
           f"tlparse {subprocess.run([args.tlparse, '--version'], capture_output=True, text=True).stdout.strip()}\n")
@@ -103,6 +106,11 @@ def main() -> int:
         name = path.name if path.parent == work else str(path.relative_to(samples))
         print(f"| {name} | {mb:.1f} | {ours['graphs']} | {ours['median_s']:.3f} | {mb / ours['median_s']:.0f} | "
               + (f"{theirs:.3f} | {mb / theirs:.0f} | {ratio:.1f}x |" if theirs else "failed | - | - |"))
+    for path in others:
+        mb = path.stat().st_size / 1e6
+        ours = time_lathe(Path(args.lathe_bench), path, args.repeat)
+        print(f"| {path.relative_to(samples)} | {mb:.1f} | {ours['graphs']} | {ours['median_s']:.3f} | "
+              f"{mb / ours['median_s']:.0f} | n/a | - | - |")
     print(f"\nslowest ratio (tlparse time / lathe time): {worst:.1f}x" if worst else "")
     return 0
 
