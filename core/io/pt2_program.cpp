@@ -264,6 +264,9 @@ class GraphBuilder {
       }
     }
     addOutput(outputSpecs);
+    // ExportedProgram.graph_module prints as `class GraphModule`; nested graphs are named by their
+    // attribute when they are attached.
+    if (depth_ == 0) graph_->setClassName("GraphModule");
     graph_->finalize();
     return graph_;
   }
