@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "analysis/snapshot_timeline.h"
@@ -109,6 +110,8 @@ json traceInfoJson(const io::TraceLog& log, const std::vector<io::GraphListing>&
   for (const auto& f : log.files) files.push_back({{"path", f.path.string()}, {"rank", f.rank}, {"bytes", f.bytes}});
   std::map<std::string, size_t> kinds;
   for (const auto& e : log.events) ++kinds[e.kind];
+  std::map<std::string_view, const io::GraphListing*> listingById;
+  for (const auto& g : graphs) listingById.emplace(g.id, &g);
   json compiles = json::array();
   for (const auto& c : log.compiles) {
     json cj{{"id", c.id},
@@ -126,8 +129,7 @@ json traceInfoJson(const io::TraceLog& log, const std::vector<io::GraphListing>&
     }
     json gs = json::array();
     for (size_t gi : c.graphs)
-      for (const auto& g : graphs)
-        if (g.id == log.graphs[gi].id) gs.push_back(countsJson(g));
+      if (auto it = listingById.find(log.graphs[gi].id); it != listingById.end()) gs.push_back(countsJson(*it->second));
     cj["graphs"] = std::move(gs);
     compiles.push_back(std::move(cj));
   }
@@ -359,25 +361,30 @@ int runGuards(const GlobalOptions& global) {
   if (!artifact.trace) throw Error(ErrorCode::BadInput, "guards are recorded in TORCH_TRACE logs only", {o.path});
   const io::TraceLog& log = *artifact.trace;
   Diagnostics diagnostics;
+  // A compile's guards are read by its own listing and by every later reason that points at it:
+  // parse each tree once.
+  std::map<const io::TraceCompile*, std::optional<io::GuardTree>> trees;
+  auto guardsOf = [&](const io::TraceCompile& c) -> const std::optional<io::GuardTree>& {
+    auto it = trees.find(&c);
+    if (it == trees.end()) it = trees.emplace(&c, parseCompileGuards(log, c, diagnostics)).first;
+    return it->second;
+  };
   json out = json::array();
   bool any = false;
   for (const auto& c : log.compiles) {
     if (!options().compileId.empty() && c.id != options().compileId) continue;
     any = true;
-    const auto tree = parseCompileGuards(log, c, diagnostics);
+    const auto& tree = guardsOf(c);
     json reasons = json::array();
     std::vector<std::string> reasonLines;
     for (const auto& text : c.recompileReasons) {
       // Reasons read "<failed compile>: <why>"; point at the failed compile's guards where possible.
-      io::GuardParseOptions parse;
       Diagnostics ignored;
-      const auto parsed = io::parseRecompileReasons(json::array({text}).dump(), parse, ignored);
       std::vector<std::string> matched;
-      for (const auto& r : parsed) {
+      for (const auto& r : io::parseRecompileReasons(text, {}, ignored)) {
         const io::TraceCompile* failed = log.findCompile(r.compileId, c.rank >= 0 ? std::optional(c.rank) : std::nullopt);
         if (!failed) continue;
-        Diagnostics quiet;
-        if (auto failedTree = parseCompileGuards(log, *failed, quiet))
+        if (const auto& failedTree = guardsOf(*failed))
           for (uint32_t leaf : io::matchRecompileReason(r, *failedTree))
             matched.push_back(fmt::format("{}: {}", failedTree->text(failedTree->node(leaf).type),
                                           failedTree->text(failedTree->node(leaf).code)));

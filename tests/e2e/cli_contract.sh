@@ -15,6 +15,9 @@ expect() {  # expect CODE DESCRIPTION -- COMMAND...
   if [ "$got" -ne "$want" ]; then
     echo "FAIL $what: exit $got, expected $want: $(head -c 300 "$tmp/err")"
     failures=$((failures + 1))
+  elif [ "$got" -ne 0 ] && [ -s "$tmp/out" ]; then
+    echo "FAIL $what: failed but wrote to stdout"
+    failures=$((failures + 1))
   else
     echo "ok   $what"
   fi
@@ -46,7 +49,6 @@ expect 2 "an empty file is bad input" -- "$lathe" graphs "$tmp/empty.log"
 expect 1 "unknown graph id is a usage error" -- "$lathe" show "$log" --graph "9/9:nope"
 expect 1 "unknown compile is a usage error" -- "$lathe" guards "$log" --compile 7/7
 expect 2 "memory on a log is bad input" -- "$lathe" memory "$log"
-[ -s "$tmp/out" ] && { echo "FAIL failed command wrote to stdout"; failures=$((failures + 1)); }
 
 for artifact in "$log" "$pt2" "$snap"; do
   expect_json "info --json $(basename "$artifact")" -- "$lathe" info --json "$artifact"
