@@ -11,7 +11,8 @@ packages=(
   clang
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libzip-dev zlib1g-dev libssl-dev
-  libgtest-dev libgmock-dev
+  libgtest-dev libgmock-dev librapidcheck-dev
+  libboost-graph-dev coinor-libcbc-dev
   python3 python3-venv
 )
 

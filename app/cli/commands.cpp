@@ -19,6 +19,38 @@
 #include "util/diagnostics.h"
 
 namespace lathe::cli {
+Progress progressFor(const GlobalOptions& global) {
+  Progress p;
+  if (global.progress) {
+    p.report = [last = -1](uint64_t done, uint64_t total) mutable {
+      if (total == 0) return;
+      const int percent = static_cast<int>(done * 100 / total);
+      if (percent == last) return;
+      last = percent;
+      std::cerr << fmt::format("\rloading {:3d}%", percent) << (percent >= 100 ? "\r            \r" : "") << std::flush;
+    };
+  }
+  return p;
+}
+
+io::Artifact load(const std::string& path, const GlobalOptions& global) {
+  spdlog::debug("loading {}", path);
+  io::Artifact artifact = io::loadArtifact(path, progressFor(global));
+  spdlog::debug("loaded {} ({} diagnostics)", io::artifactKindName(artifact.kind), artifact.diagnostics().size());
+  return artifact;
+}
+
+const io::GraphListing& selectGraph(const std::vector<io::GraphListing>& graphs, const std::string& id) {
+  for (const auto& g : graphs)
+    if (g.id == id) return g;
+  if (!id.empty() && std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    const size_t index = std::stoull(id);
+    if (index < graphs.size()) return graphs[index];
+  }
+  throw Error(ErrorCode::Usage, fmt::format("no graph '{}' (there are {}; `lathe graphs` lists them)", id,
+                                            graphs.size()));
+}
+
 namespace {
 
 using nlohmann::json;
@@ -40,27 +72,6 @@ struct CommandOptions {
 CommandOptions& options() {
   static CommandOptions o;
   return o;
-}
-
-Progress progressFor(const GlobalOptions& global) {
-  Progress p;
-  if (global.progress) {
-    p.report = [last = -1](uint64_t done, uint64_t total) mutable {
-      if (total == 0) return;
-      const int percent = static_cast<int>(done * 100 / total);
-      if (percent == last) return;
-      last = percent;
-      std::cerr << fmt::format("\rloading {:3d}%", percent) << (percent >= 100 ? "\r            \r" : "") << std::flush;
-    };
-  }
-  return p;
-}
-
-io::Artifact load(const std::string& path, const GlobalOptions& global) {
-  spdlog::debug("loading {}", path);
-  io::Artifact artifact = io::loadArtifact(path, progressFor(global));
-  spdlog::debug("loaded {} ({} diagnostics)", io::artifactKindName(artifact.kind), artifact.diagnostics().size());
-  return artifact;
 }
 
 json diagnosticsJson(const Diagnostics& d, bool full) {
@@ -276,17 +287,6 @@ int runGraphs(const GlobalOptions& global) {
     printDiagnostics(artifact.diagnostics(), o.diagnostics);
   }
   return 0;
-}
-
-const io::GraphListing& selectGraph(const std::vector<io::GraphListing>& graphs, const std::string& id) {
-  for (const auto& g : graphs)
-    if (g.id == id) return g;
-  if (!id.empty() && std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    const size_t index = std::stoull(id);
-    if (index < graphs.size()) return graphs[index];
-  }
-  throw Error(ErrorCode::Usage, fmt::format("no graph '{}' (there are {}; `lathe graphs` lists them)", id,
-                                            graphs.size()));
 }
 
 int runShow(const GlobalOptions& global) {
@@ -546,9 +546,11 @@ void registerCommands(CLI::App& app, GlobalOptions& /*global*/) {
   auto* memory = app.add_subcommand("memory", "Peak and allocations over time of a CUDA memory snapshot");
   addPathOptions(memory, o.memory, "torch.cuda.memory._dump_snapshot pickle");
   memory->add_option("--points", o.points, "Points of the allocated-over-time series")->check(CLI::Range(1, 1000000));
+  registerPlanCommands(app);
 }
 
 int runSelectedCommand(CLI::App& app, const GlobalOptions& global) {
+  if (const std::optional<int> rc = runPlanCommand(app, global)) return *rc;
   if (app.got_subcommand("info")) return runInfo(global);
   if (app.got_subcommand("graphs")) return runGraphs(global);
   if (app.got_subcommand("show")) return runShow(global);

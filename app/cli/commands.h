@@ -4,7 +4,12 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "io/artifact.h"
+#include "util/progress.h"
 
 namespace lathe::cli {
 
@@ -15,5 +20,16 @@ struct GlobalOptions {
 void registerCommands(CLI::App& app, GlobalOptions& global);
 // Runs the subcommand the user chose; returns the exit code.
 int runSelectedCommand(CLI::App& app, const GlobalOptions& global);
+
+// Planning commands (plan_commands.cpp): plan, timeline, pareto.
+void registerPlanCommands(CLI::App& app);
+// The exit code when one of them was chosen, nullopt otherwise.
+std::optional<int> runPlanCommand(CLI::App& app, const GlobalOptions& global);
+
+// Shared by the commands.
+Progress progressFor(const GlobalOptions& global);
+io::Artifact load(const std::string& path, const GlobalOptions& global);
+// A graph by id or by index in the listing; Error(Usage) naming how many there are otherwise.
+const io::GraphListing& selectGraph(const std::vector<io::GraphListing>& graphs, const std::string& id);
 
 }  // namespace lathe::cli

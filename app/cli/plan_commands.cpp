@@ -1,0 +1,302 @@
+// `lathe plan`, `lathe timeline`, `lathe pareto`: run a pass pipeline on one graph, print or write
+// the plan bundle, read a plan's memory timeline back, sweep the recompute frontier.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "analysis/cost_model.h"
+#include "analysis/graph_inputs.h"
+#include "analysis/joint.h"
+#include "commands.h"
+#include "hw/hw_profile.h"
+#include "output.h"
+#include "passes/plan_builder.h"
+#include "passes/recompute.h"
+#include "plan/plan_bundle.h"
+#include "util/diagnostics.h"
+
+namespace lathe::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct PlanOptions {
+  std::string path, graphId, hw = "h200", pipeline, output, opsFile;
+  std::vector<std::string> opFlags;
+  bool json = false;
+};
+struct TimelineOptions {
+  std::string path;
+  bool csv = false, json = false;
+  size_t points = 24;
+};
+
+PlanOptions& planOptions() {
+  static PlanOptions o;
+  return o;
+}
+PlanOptions& paretoOptions() {
+  static PlanOptions o;
+  return o;
+}
+TimelineOptions& timelineOptions() {
+  static TimelineOptions o;
+  return o;
+}
+
+// --op-flag athena.flash_attn=compute_sensitive,subgraph_boundary
+void applyOpFlags(const PlanOptions& o) {
+  ir::OpRegistry& registry = ir::OpRegistry::global();
+  if (!o.opsFile.empty()) {
+    Diagnostics diagnostics;
+    registry.loadFlagsFile(o.opsFile, diagnostics);
+    for (const auto& d : diagnostics.items()) std::cerr << fmt::format("lathe: {}: {}\n", d.where.str(), d.message);
+  }
+  for (const std::string& spec : o.opFlags) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error(ErrorCode::Usage, "--op-flag wants TARGET=FLAG[,FLAG], got '" + spec + "'");
+    ir::OpFlags flags;
+    std::string_view rest(spec);
+    rest.remove_prefix(eq + 1);
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      const std::string_view flag = rest.substr(0, comma);
+      if (flag == "compute_sensitive") {
+        flags.computeSensitive = true;
+      } else if (flag == "subgraph_boundary") {
+        flags.subgraphBoundary = true;
+      } else if (flag == "fusible") {
+        flags.fusible = true;
+      } else {
+        throw Error(ErrorCode::Usage, "--op-flag: unknown flag '" + std::string(flag) +
+                                          "' (compute_sensitive, subgraph_boundary, fusible)");
+      }
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    registry.setFlags(spec.substr(0, eq), flags);
+  }
+}
+
+// The graph to plan: the one named, else the first joint graph, else the first inference graph.
+const io::GraphListing& chooseGraph(const std::vector<io::GraphListing>& graphs, const std::string& id) {
+  if (!id.empty()) return selectGraph(graphs, id);
+  for (const char* kind : {"aot_joint_graph", "aot_inference_graph", "exported_program"}) {
+    for (const auto& g : graphs) {
+      if (g.kind == kind && g.parent.empty()) return g;
+    }
+  }
+  if (graphs.empty()) throw Error(ErrorCode::BadInput, "the artifact holds no graph");
+  return graphs.front();
+}
+
+const ir::Graph* dynamoGraphOf(const std::vector<io::GraphListing>& graphs, const io::GraphListing& g) {
+  for (const auto& other : graphs) {
+    if (other.kind == "dynamo_output_graph" && other.compileId == g.compileId && other.rank == g.rank) return other.graph.get();
+  }
+  return nullptr;
+}
+
+struct Planned {
+  io::Artifact artifact;
+  std::vector<io::GraphListing> graphs;
+  const io::GraphListing* listing = nullptr;
+  analysis::GraphInputs inputs;
+  hw::HwProfile hw;
+};
+
+Planned prepare(const PlanOptions& o, const GlobalOptions& global) {
+  applyOpFlags(o);
+  Planned p{load(o.path, global), {}, nullptr, {}, hw::resolveHwProfile(o.hw)};
+  p.graphs = p.artifact.graphs();
+  p.listing = &chooseGraph(p.graphs, o.graphId);
+  p.inputs = analysis::inferGraphInputs(*p.listing->graph, dynamoGraphOf(p.graphs, *p.listing));
+  return p;
+}
+
+std::string statText(const passes::PassStat& stat) {
+  if (stat.unit == "bytes") return formatBytes(static_cast<uint64_t>(stat.value));
+  if (stat.unit == "s") return formatSeconds(stat.value);
+  if (stat.value == static_cast<double>(static_cast<int64_t>(stat.value))) return std::to_string(static_cast<int64_t>(stat.value));
+  return fmt::format("{:.3g}", stat.value);
+}
+
+int runPlan(const GlobalOptions& global) {
+  const PlanOptions& o = planOptions();
+  Planned p = prepare(o, global);
+  const ir::Graph& graph = *p.listing->graph;
+  std::string pipelineText = o.pipeline;
+  if (pipelineText.empty()) {
+    pipelineText = analysis::analyzeJoint(graph).joint ? "split,fusion,recompute(policy=torch)" : "split,fusion";
+  }
+  const std::vector<passes::PipelineStep> steps = passes::parsePipeline(pipelineText);
+  const passes::PassContext context{graph, p.inputs, p.hw, ir::OpRegistry::global(), progressFor(global)};
+  const passes::PipelineRun run = passes::runPipeline(context, steps);
+  const plan::PlanBundle bundle = passes::buildPlanBundle(context, run, o.path, p.listing->id);
+  if (!o.output.empty()) plan::writePlan(o.output, bundle);
+  if (o.json) {
+    std::cout << plan::planToJson(bundle);
+    return 0;
+  }
+  std::cout << fmt::format("{}  graph {} ({} nodes)  on {}\n", o.path, p.listing->id, graph.size(), p.hw.name);
+  for (const passes::PipelineRecord& record : run.history) {
+    std::cout << fmt::format("\n{}  ({})\n", passes::formatStep(record.step), formatSeconds(record.seconds));
+    Table table({"statistic", "value"});
+    for (const passes::PassStat& stat : record.result.stats) table.add({stat.name, statText(stat)});
+    table.print(std::cout, "  ");
+    constexpr size_t kShown = 6;
+    for (size_t i = 0; i < record.result.diff.size() && i < kShown; ++i) std::cout << "  " << record.result.diff[i] << '\n';
+    if (record.result.diff.size() > kShown) {
+      std::cout << fmt::format("  ... {} more lines (the plan file has all)\n", record.result.diff.size() - kShown);
+    }
+  }
+  std::cout << fmt::format("\nestimated step {}, peak memory {} at {} ({})\n", formatSeconds(bundle.estimates[0].second),
+                           formatBytes(bundle.timeline.peakBytes),
+                           bundle.timeline.node.empty() ? "-" : bundle.timeline.node[bundle.timeline.peakStep],
+                           bundle.timeline.phase.empty() ? "-" : (bundle.timeline.phase[bundle.timeline.peakStep] == 'f' ? "forward" : "backward"));
+  if (!o.output.empty()) std::cout << "plan written to " << o.output << '\n';
+  return 0;
+}
+
+int runTimeline(const GlobalOptions& /*global*/) {
+  const TimelineOptions& o = timelineOptions();
+  const plan::PlanBundle bundle = plan::readPlan(o.path);
+  const plan::PlanTimeline& t = bundle.timeline;
+  const size_t steps = t.node.size();
+  auto total = [&](size_t i) {
+    uint64_t sum = 0;
+    for (size_t c = 0; c < plan::kTimelineCategories; ++c) sum += t.bytes[c][i];
+    return sum;
+  };
+  if (o.csv) {
+    std::cout << "step,node,phase,seconds";
+    for (std::string_view name : plan::kTimelineCategoryNames) std::cout << ',' << name;
+    std::cout << ",total\n";
+    for (size_t i = 0; i < steps; ++i) {
+      std::cout << fmt::format("{},{},{},{:.9g}", i, t.node[i], t.phase[i] == 'f' ? "forward" : "backward", t.seconds[i]);
+      for (size_t c = 0; c < plan::kTimelineCategories; ++c) std::cout << ',' << t.bytes[c][i];
+      std::cout << ',' << total(i) << '\n';
+    }
+    return 0;
+  }
+  if (o.json) {
+    json out = {{"graph", bundle.graphId}, {"peak_bytes", t.peakBytes}, {"peak_step", t.peakStep}, {"steps", steps}};
+    json atPeak = json::object();
+    for (size_t c = 0; c < plan::kTimelineCategories; ++c) atPeak[std::string(plan::kTimelineCategoryNames[c])] = t.atPeak[c];
+    out["at_peak"] = atPeak;
+    std::cout << out.dump(2) << '\n';
+    return 0;
+  }
+  std::cout << fmt::format("{}  graph {}  pipeline {}\n", o.path, bundle.graphId, bundle.pipeline);
+  std::cout << fmt::format("peak {} at step {} of {} ({})\n", formatBytes(t.peakBytes), t.peakStep, steps,
+                           steps == 0 ? "-" : t.node[t.peakStep]);
+  Table peak({"category", "at peak"});
+  for (size_t c = 0; c < plan::kTimelineCategories; ++c) {
+    if (t.atPeak[c] != 0) peak.add({std::string(plan::kTimelineCategoryNames[c]), formatBytes(t.atPeak[c])});
+  }
+  peak.print(std::cout, "  ");
+  std::cout << '\n';
+  std::vector<std::string> header{"step", "phase", "time", "node"};
+  for (std::string_view name : plan::kTimelineCategoryNames) header.emplace_back(name);
+  header.emplace_back("total");
+  Table series(header);
+  const size_t points = std::min(o.points, steps);
+  for (size_t k = 0; k < points; ++k) {
+    const size_t i = points == 1 ? t.peakStep : k * (steps - 1) / (points - 1);
+    std::vector<std::string> row{std::to_string(i), t.phase[i] == 'f' ? "fwd" : "bwd", formatSeconds(t.seconds[i]), t.node[i]};
+    for (size_t c = 0; c < plan::kTimelineCategories; ++c) row.push_back(formatBytes(t.bytes[c][i]));
+    row.push_back(formatBytes(total(i)));
+    series.add(std::move(row));
+  }
+  series.print(std::cout);
+  return 0;
+}
+
+int runPareto(const GlobalOptions& global) {
+  const PlanOptions& o = paretoOptions();
+  Planned p = prepare(o, global);
+  const ir::Graph& graph = *p.listing->graph;
+  const analysis::JointInfo joint = analysis::analyzeJoint(graph);
+  const passes::PassContext context{graph, p.inputs, p.hw, ir::OpRegistry::global(), progressFor(global)};
+  const std::vector<passes::FrontierPoint> frontier = passes::budgetFrontier(context, joint);
+  const std::vector<double> nodeSeconds = analysis::nodeSeconds(graph, p.hw);
+  const std::vector<double> cost = passes::recomputeSeconds(context);
+  struct Reference {
+    std::string name;
+    passes::RecomputeEvaluation eval;
+  };
+  std::vector<Reference> references;
+  references.push_back({"torch", passes::evaluateSavedSet(context, joint, passes::torchPolicy(graph, joint, p.inputs).saved,
+                                                         nodeSeconds, cost)});
+  references.push_back({"heuristic", passes::evaluateSavedSet(context, joint,
+                                                             passes::heuristicPolicy(graph, joint, ir::OpRegistry::global()).saved,
+                                                             nodeSeconds, cost)});
+  if (o.json) {
+    json points = json::array();
+    for (const auto& f : frontier) {
+      points.push_back({{"peak_bytes", f.peakBytes}, {"recompute_seconds", f.recomputeSeconds},
+                        {"step_seconds", f.stepSeconds}, {"saved_values", f.saved.size()}, {"lambda_ps_per_byte", f.lambda}});
+    }
+    json refs = json::object();
+    for (const auto& r : references) {
+      refs[r.name] = {{"peak_bytes", r.eval.timeline.peakBytes}, {"recompute_seconds", r.eval.recomputeSeconds},
+                      {"step_seconds", r.eval.stepSeconds}};
+    }
+    std::cout << json{{"graph", p.listing->id}, {"hardware", p.hw.id}, {"frontier", points}, {"policies", refs}}.dump(2) << '\n';
+    return 0;
+  }
+  std::cout << fmt::format("{}  graph {}  on {}: recompute frontier (budget policy), by step peak\n", o.path,
+                           p.listing->id, p.hw.name);
+  Table table({"peak", "recompute", "step", "saved values", "point"});
+  for (const auto& f : frontier) {
+    table.add({formatBytes(f.peakBytes), formatSeconds(f.recomputeSeconds), formatSeconds(f.stepSeconds),
+               std::to_string(f.saved.size()), "budget"});
+  }
+  for (const auto& r : references) {
+    table.add({formatBytes(r.eval.timeline.peakBytes), formatSeconds(r.eval.recomputeSeconds), formatSeconds(r.eval.stepSeconds),
+               std::to_string(r.eval.partition.saved.size()), r.name});
+  }
+  table.print(std::cout);
+  return 0;
+}
+
+void addPlanInputs(CLI::App* cmd, PlanOptions& o) {
+  cmd->add_option("path", o.path, "TORCH_TRACE log (file, .gz or directory of ranks) or .pt2")->required();
+  cmd->add_option("--graph", o.graphId, "Graph id or index (default: the first joint graph, else the first inference graph)");
+  cmd->add_option("--hw", o.hw, "Target: " + [] {
+    std::string ids;
+    for (const std::string& id : hw::builtInHwIds()) ids += (ids.empty() ? "" : ", ") + id;
+    return ids;
+  }() + ", or a lathe.hw/1 JSON file")->capture_default_str();
+  cmd->add_option("--ops", o.opsFile, "JSON file of custom-op flags (compute_sensitive, subgraph_boundary, ...)");
+  cmd->add_option("--op-flag", o.opFlags, "TARGET=FLAG[,FLAG]: set compute_sensitive / subgraph_boundary / fusible");
+  cmd->add_flag("--json", o.json, "Print JSON");
+}
+
+}  // namespace
+
+void registerPlanCommands(CLI::App& app) {
+  auto* plan = app.add_subcommand("plan", "Run a pass pipeline on one graph and write the plan bundle");
+  addPlanInputs(plan, planOptions());
+  plan->add_option("--pipeline", planOptions().pipeline,
+                   "Passes and options, e.g. \"split,fusion,recompute(policy=budget,memory=40GiB),offload(policy=heuristic,"
+                   "resident=0.3)\" (default: split,fusion and, for a joint graph, recompute(policy=torch))");
+  plan->add_option("-o,--output", planOptions().output, "Write the plan bundle (lathe.plan/1 JSON) here");
+  auto* timeline = app.add_subcommand("timeline", "Memory over the planned step, by category, from a plan bundle");
+  timeline->add_option("plan", timelineOptions().path, "Plan bundle written by `lathe plan -o`")->required();
+  timeline->add_flag("--csv", timelineOptions().csv, "Every step as CSV");
+  timeline->add_flag("--json", timelineOptions().json, "Peak and its breakdown as JSON");
+  timeline->add_option("--points", timelineOptions().points, "Rows of the text table")->check(CLI::Range(1, 1000000));
+  auto* pareto = app.add_subcommand("pareto", "Peak memory against recompute time: the budget policy's frontier and torch's point");
+  addPlanInputs(pareto, paretoOptions());
+}
+
+std::optional<int> runPlanCommand(CLI::App& app, const GlobalOptions& global) {
+  if (app.got_subcommand("plan")) return runPlan(global);
+  if (app.got_subcommand("timeline")) return runTimeline(global);
+  if (app.got_subcommand("pareto")) return runPareto(global);
+  return std::nullopt;
+}
+
+}  // namespace lathe::cli

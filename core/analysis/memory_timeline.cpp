@@ -1,0 +1,176 @@
+#include "analysis/memory_timeline.h"
+
+#include <algorithm>
+
+#include "ir/op_info.h"
+
+namespace lathe::analysis {
+
+std::string_view memoryCategoryName(MemoryCategory category) {
+  switch (category) {
+    case MemoryCategory::Weights: return "weights";
+    case MemoryCategory::Inputs: return "inputs";
+    case MemoryCategory::Saved: return "saved";
+    case MemoryCategory::Recomputed: return "recomputed";
+    case MemoryCategory::Temporaries: return "temporaries";
+    case MemoryCategory::Gradients: return "gradients";
+    case MemoryCategory::Outputs: return "outputs";
+    case MemoryCategory::Prefetched: return "prefetched";
+  }
+  return "temporaries";
+}
+
+StepSchedule programSchedule(const ir::Graph& graph) {
+  StepSchedule schedule;
+  for (ir::NodeId id = 0; id < graph.size(); ++id) {
+    const ir::NodeKind kind = graph.node(id).kind;
+    if (kind == ir::NodeKind::Placeholder || kind == ir::NodeKind::Output) continue;
+    schedule.nodes.push_back(id);
+    schedule.phase.push_back(Phase::Forward);
+  }
+  schedule.backwardStart = schedule.nodes.size();
+  return schedule;
+}
+
+StepSchedule trainingSchedule(const StepPartition& partition) {
+  StepSchedule schedule;
+  schedule.nodes = partition.forward;
+  schedule.phase.assign(partition.forward.size(), Phase::Forward);
+  schedule.backwardStart = schedule.nodes.size();
+  schedule.nodes.insert(schedule.nodes.end(), partition.backward.begin(), partition.backward.end());
+  schedule.phase.resize(schedule.nodes.size(), Phase::Backward);
+  return schedule;
+}
+
+namespace {
+
+// A view or a getitem that indexes a tensor: shares its input's storage.
+ir::NodeId aliasedInput(const ir::Graph& graph, ir::NodeId id) {
+  const ir::Node& node = graph.node(id);
+  if (node.kind != ir::NodeKind::CallFunction && node.kind != ir::NodeKind::CallMethod) return ir::kNoNode;
+  const ir::OpCategory category = ir::lookupOp(graph.str(node.target)).category;
+  if (category != ir::OpCategory::View && category != ir::OpCategory::Getitem) return ir::kNoNode;
+  const auto ins = graph.inputs(id);
+  if (ins.empty() || !graph.node(ins[0]).meta.isTensor()) return ir::kNoNode;  // getitem of a tuple allocates
+  return ins[0];
+}
+
+}  // namespace
+
+MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs, const StepSchedule& schedule,
+                              const JointInfo* joint, const StepPartition* partition) {
+  MemoryTimeline timeline;
+  const size_t n = graph.size();
+  const size_t steps = schedule.nodes.size();
+  if (steps == 0) return timeline;
+  const uint32_t lastStep = static_cast<uint32_t>(steps - 1);
+  std::vector<int32_t> current(n, -1);
+  auto& storages = timeline.storages;
+
+  std::vector<uint8_t> forwardOutput(n, 0), gradient(n, 0);
+  if (joint != nullptr && joint->joint) {
+    for (ir::NodeId id : joint->forwardOutputs) forwardOutput[id] = 1;
+    for (ir::NodeId id : joint->backwardOutputs) gradient[id] = 1;
+  } else {
+    for (ir::NodeId id : outputItems(graph)) {
+      if (id != ir::kNoNode) forwardOutput[id] = 1;
+    }
+  }
+
+  for (ir::NodeId id : inputs.placeholders) {
+    const ir::Node& node = graph.node(id);
+    if (!node.meta.isTensor()) continue;
+    StorageLife life;
+    life.node = id;
+    life.bytes = node.meta.storageBytes();
+    if (inputs.isWeight(id)) {
+      life.category = MemoryCategory::Weights;
+      life.last = lastStep;
+    } else {
+      life.category = MemoryCategory::Inputs;
+      if (node.role == ir::Role::Tangent) {
+        life.phase = Phase::Backward;
+        life.first = life.last = static_cast<uint32_t>(std::min(schedule.backwardStart, steps - 1));
+      }
+    }
+    current[id] = static_cast<int32_t>(storages.size());
+    storages.push_back(life);
+  }
+
+  for (uint32_t step = 0; step < steps; ++step) {
+    const ir::NodeId id = schedule.nodes[step];
+    const Phase phase = schedule.phase[step];
+    for (ir::NodeId in : graph.inputs(id)) {
+      if (current[in] >= 0) storages[current[in]].last = std::max(storages[current[in]].last, step);
+    }
+    const ir::NodeId base = aliasedInput(graph, id);
+    if (base != ir::kNoNode) {
+      current[id] = current[base];
+      continue;
+    }
+    const ir::Node& node = graph.node(id);
+    if (!node.meta.isTensor()) {
+      current[id] = -1;
+      continue;
+    }
+    StorageLife life;
+    life.node = id;
+    life.phase = phase;
+    life.bytes = node.meta.storageBytes();
+    life.first = life.last = step;
+    current[id] = static_cast<int32_t>(storages.size());
+    storages.push_back(life);
+  }
+  // Outputs of the step stay live to its end.
+  for (ir::NodeId id = 0; id < n; ++id) {
+    if ((forwardOutput[id] || gradient[id]) && current[id] >= 0) storages[current[id]].last = lastStep;
+  }
+
+  for (StorageLife& life : storages) {
+    if (life.category == MemoryCategory::Weights || graph.node(life.node).kind == ir::NodeKind::Placeholder) continue;
+    if (life.phase == Phase::Backward) {
+      if (partition != nullptr && partition->inForward[life.node]) {
+        life.category = MemoryCategory::Recomputed;
+      } else if (gradient[life.node]) {
+        life.category = MemoryCategory::Gradients;
+      } else {
+        life.category = MemoryCategory::Temporaries;
+      }
+    } else if (forwardOutput[life.node]) {
+      life.category = MemoryCategory::Outputs;
+    } else if (life.last >= schedule.backwardStart) {
+      life.category = MemoryCategory::Saved;
+    } else {
+      life.category = MemoryCategory::Temporaries;
+    }
+  }
+
+  // Live bytes per step by difference arrays.
+  std::vector<std::array<int64_t, kMemoryCategoryCount>> delta(steps + 1);
+  for (auto& d : delta) d.fill(0);
+  for (const StorageLife& life : storages) {
+    const size_t c = static_cast<size_t>(life.category);
+    delta[life.first][c] += static_cast<int64_t>(life.bytes);
+    delta[life.last + 1][c] -= static_cast<int64_t>(life.bytes);
+  }
+  timeline.live.resize(steps);
+  timeline.total.resize(steps);
+  std::array<int64_t, kMemoryCategoryCount> running{};
+  for (size_t step = 0; step < steps; ++step) {
+    uint64_t total = 0;
+    for (size_t c = 0; c < kMemoryCategoryCount; ++c) {
+      running[c] += delta[step][c];
+      timeline.live[step][c] = static_cast<uint64_t>(running[c]);
+      total += timeline.live[step][c];
+    }
+    timeline.total[step] = total;
+    if (total > timeline.peakBytes) {
+      timeline.peakBytes = total;
+      timeline.peakStep = static_cast<uint32_t>(step);
+    }
+  }
+  timeline.atPeak = timeline.live[timeline.peakStep];
+  return timeline;
+}
+
+}  // namespace lathe::analysis

@@ -1,0 +1,70 @@
+// Execution order of a step and the memory it keeps live, by category. A step is a list of node
+// executions; for a training step made from a joint graph it is the forward, then the backward
+// with its recomputation (joint.h). Views allocate nothing: they keep their base's storage alive.
+// Each execution allocates its output when it starts and every storage is freed after its last
+// read, so the bytes live at a step include the node's inputs and its output.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "analysis/graph_inputs.h"
+#include "analysis/joint.h"
+#include "ir/graph.h"
+
+namespace lathe::analysis {
+
+enum class MemoryCategory : uint8_t {
+  Weights,      // parameters and buffers, live for the whole step
+  Inputs,       // user inputs and tangents
+  Saved,        // forward values the backward reads
+  Recomputed,   // forward values the backward computes again
+  Temporaries,  // everything else
+  Gradients,    // gradient outputs, live from their computation to the end of the step
+  Outputs,      // forward outputs (loss, logits), live to the end of the step
+  Prefetched,   // streamed weights while on the GPU (offload plans)
+};
+inline constexpr size_t kMemoryCategoryCount = 8;
+[[nodiscard]] std::string_view memoryCategoryName(MemoryCategory category);
+
+enum class Phase : uint8_t { Forward, Backward };
+
+struct StepSchedule {
+  std::vector<ir::NodeId> nodes;  // executions in order (a recomputed node appears twice)
+  std::vector<Phase> phase;       // parallel to nodes
+  size_t backwardStart = 0;       // index of the first backward execution (= size for inference)
+};
+
+// Program order of a graph run on its own (inference, or a forward or backward graph).
+[[nodiscard]] StepSchedule programSchedule(const ir::Graph& graph);
+// The forward then the backward of a partitioned joint graph.
+[[nodiscard]] StepSchedule trainingSchedule(const StepPartition& partition);
+
+// One storage: the value of a non-view execution, with every view of it.
+struct StorageLife {
+  ir::NodeId node = ir::kNoNode;  // the execution that allocated it (a placeholder for inputs)
+  Phase phase = Phase::Forward;
+  MemoryCategory category = MemoryCategory::Temporaries;
+  uint64_t bytes = 0;
+  uint32_t first = 0;  // step index of the allocation
+  uint32_t last = 0;   // step index of the last read (inclusive)
+};
+
+struct MemoryTimeline {
+  // Per step: live bytes per category (index = MemoryCategory).
+  std::vector<std::array<uint64_t, kMemoryCategoryCount>> live;
+  std::vector<uint64_t> total;  // per step
+  uint64_t peakBytes = 0;
+  uint32_t peakStep = 0;
+  std::array<uint64_t, kMemoryCategoryCount> atPeak{};
+  std::vector<StorageLife> storages;
+};
+
+// `partition` is null for a graph that is not a partitioned joint graph.
+[[nodiscard]] MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
+                                            const StepSchedule& schedule, const JointInfo* joint,
+                                            const StepPartition* partition);
+
+}  // namespace lathe::analysis

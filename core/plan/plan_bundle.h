@@ -1,0 +1,81 @@
+// The plan bundle, `"format": "lathe.plan/1"`: everything a pipeline decided about one graph, in a
+// versioned JSON file that tools and CI can diff and that the studio reads back into the same views.
+// Per-node decisions are stored by node name, so anyone can check them against the capture.
+//
+//   {"format": "lathe.plan/1",
+//    "source": {"artifact": PATH, "graph": ID, "fingerprint": HEX, "nodes": N},
+//    "hardware": {lathe.hw/1 profile},
+//    "pipeline": "split,fusion,recompute(policy=torch)",
+//    "steps": [{"step": "recompute(policy=torch)", "seconds": s, "stats": {name: value}, "diff": [lines]}],
+//    "nodes": {"names": [...], "piece": [...], "boundary": [0|1...], "unit": [...], "group": [...]},
+//    "pieces": N, "units": [{"name", "weights": [names], "weight_bytes"}],
+//    "groups": [{"kind", "anchor", "nodes": [names]}],
+//    "recompute": {"policy", "saved": [names], "recomputed": [names], "saved_reasons": [...]},
+//    "offload": {"policy", "budget_bytes", "resident": [unit names], "prefetches": [...], "step_seconds", ...},
+//    "timeline": {"peak_bytes", "peak_step", "at_peak": {category: bytes}, "backward_start",
+//                 "node": [...], "phase": "ff..bb", "seconds": [...], category: [...] per category},
+//    "estimates": {"step_seconds", "peak_bytes", ...},
+//    "kernels": []}
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw/hw_profile.h"
+#include "ir/graph.h"
+#include "plan/plan_state.h"
+
+namespace lathe::plan {
+
+inline constexpr std::string_view kPlanFormat = "lathe.plan/1";
+inline constexpr size_t kTimelineCategories = 8;  // analysis::kMemoryCategoryCount
+// Names of the timeline categories, in analysis::MemoryCategory order.
+inline constexpr std::array<std::string_view, kTimelineCategories> kTimelineCategoryNames = {
+    "weights", "inputs", "saved", "recomputed", "temporaries", "gradients", "outputs", "prefetched"};
+
+struct PlanStep {
+  std::string step;  // canonical text: "recompute(policy=torch)"
+  double seconds = 0;
+  std::vector<std::pair<std::string, double>> stats;
+  std::vector<std::string> diff;
+};
+
+// The memory timeline of the planned step.
+struct PlanTimeline {
+  uint64_t peakBytes = 0;
+  uint32_t peakStep = 0;
+  uint32_t backwardStart = 0;
+  std::array<uint64_t, kTimelineCategories> atPeak{};
+  std::vector<std::string> node;  // executed node per step
+  std::string phase;              // 'f' or 'b' per step
+  std::vector<double> seconds;    // estimated start time of each step
+  std::array<std::vector<uint64_t>, kTimelineCategories> bytes;  // live bytes per category per step
+};
+
+struct PlanBundle {
+  std::string artifact;  // as given to `lathe plan`
+  std::string graphId;
+  std::string fingerprint;  // of the graph's FX text: a plan read back against another graph is refused
+  std::vector<std::string> nodeNames;
+  hw::HwProfile hardware;
+  std::string pipeline;
+  std::vector<PlanStep> steps;
+  PlanState state;  // the final state, node ids = positions in nodeNames
+  PlanTimeline timeline;
+  std::vector<std::pair<std::string, double>> estimates;
+};
+
+// 16 hex digits of FNV-1a 64 over the graph's printed FX text.
+[[nodiscard]] std::string graphFingerprint(const ir::Graph& graph);
+
+[[nodiscard]] std::string planToJson(const PlanBundle& plan);
+// Throws Error(BadInput) with the path and what is wrong: not JSON, another format or version, a
+// decision naming a node the plan does not list.
+[[nodiscard]] PlanBundle planFromJson(std::string_view json, const std::string& sourceName);
+void writePlan(const std::filesystem::path& path, const PlanBundle& plan);  // atomic
+[[nodiscard]] PlanBundle readPlan(const std::filesystem::path& path);
+
+}  // namespace lathe::plan

@@ -1,0 +1,83 @@
+// The decisions a pass pipeline makes about one graph, as annotation layers over its nodes. Passes
+// never change the graph: each returns a new PlanState, so a history of states can be stepped
+// through and any two steps diffed. The plan bundle (plan_bundle.h) writes and reads this.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace lathe::plan {
+
+inline constexpr int32_t kNone = -1;
+
+// A set of nodes that becomes one generated kernel (the contract the CUDA code generator consumes).
+struct FusionGroup {
+  int32_t id = kNone;
+  // "pointwise" (elementwise chain, broadcasts and casts), "reduction" (a reduction with its
+  // pointwise prologue/epilogue), "normalization" (norm or softmax with prologue/epilogue).
+  std::string kind;
+  std::vector<ir::NodeId> nodes;  // in program order
+  ir::NodeId anchor = ir::kNoNode;  // the reduction or normalization a group is built around, else the first node
+};
+
+// An FSDP-style compile unit: a transformer layer (from module paths) or a repeated block.
+struct LayerUnit {
+  int32_t id = kNone;
+  std::string name;                 // "model.layers.3"; "prologue" / "epilogue" for what is outside the layers
+  std::vector<ir::NodeId> weights;  // parameter placeholders the unit owns
+  uint64_t weightBytes = 0;
+};
+
+// A joint graph split into forward and backward: values kept from forward to backward, and forward
+// values the backward computes again. Node ids of the joint graph.
+struct RecomputeDecision {
+  std::string policy;  // "torch", "heuristic", "budget"
+  std::vector<ir::NodeId> saved;       // program order
+  std::vector<ir::NodeId> recomputed;  // program order
+  // Why each saved value was kept, parallel to `saved` ("compute sensitive: aten.mm", "min cut", ...).
+  std::vector<std::string> savedReasons;
+};
+
+// One weight transfer of an offload schedule.
+struct Prefetch {
+  int32_t unit = kNone;     // the layer unit whose weights are copied
+  int32_t trigger = kNone;  // index of the segment after whose start the copy may begin
+  int32_t deadline = kNone; // index of the segment that needs the weights
+  double start = 0;         // simulated seconds from the start of the step
+  double end = 0;
+};
+
+struct OffloadDecision {
+  std::string policy;  // "base", "cost-effective", "heuristic", "optimal"
+  uint64_t budgetBytes = 0;          // GPU weight-memory budget
+  std::vector<bool> resident;        // per layer unit: kept on the GPU for the whole run
+  std::vector<Prefetch> prefetches;  // in copy-stream order
+  double stepSeconds = 0;            // simulated step time
+  double computeSeconds = 0;         // sum of compute
+  double bubbleSeconds = 0;          // compute stream idle, waiting for weights
+  double floorSeconds = 0;           // max(sum compute, streamed bytes / link bandwidth)
+  uint64_t peakWeightBytes = 0;      // resident + in-flight + in-use streamed weights
+  uint64_t streamedBytes = 0;        // bytes copied host to device per step
+};
+
+struct PlanState {
+  // Per node (size = graph size), kNone where a layer does not apply.
+  std::vector<int32_t> piece;      // piecewise split index
+  std::vector<bool> boundary;      // the node is a split op (runs eagerly between pieces)
+  std::vector<int32_t> unit;       // layer unit
+  std::vector<int32_t> group;      // fusion group
+  int32_t pieceCount = 0;
+  std::vector<LayerUnit> units;
+  std::vector<FusionGroup> groups;
+  std::optional<RecomputeDecision> recompute;
+  std::optional<OffloadDecision> offload;
+
+  // Sized for a graph with every layer empty.
+  static PlanState empty(size_t nodeCount);
+};
+
+}  // namespace lathe::plan

@@ -1,0 +1,67 @@
+#include "passes/min_cut.h"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/push_relabel_max_flow.hpp>
+#include <deque>
+
+namespace lathe::passes {
+
+void FlowNetwork::addEdge(uint32_t from, uint32_t to, int64_t capacity) {
+  edges_.push_back({from, to, std::min(capacity, kInfinite)});
+}
+
+FlowNetwork::Cut FlowNetwork::minimumCut(uint32_t source, uint32_t sink) const {
+  using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+  using Graph = boost::adjacency_list<
+      boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+      boost::property<boost::edge_capacity_t, int64_t,
+                      boost::property<boost::edge_residual_capacity_t, int64_t,
+                                      boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
+  // Infinite edges get a capacity above every finite cut, so they are never cut when a finite cut exists.
+  int64_t finite = 0;
+  for (const Edge& e : edges_) {
+    if (e.capacity < kInfinite) finite = std::min(kInfinite - 1, finite + e.capacity);
+  }
+  const int64_t infinite = std::min(kInfinite, finite + 1);
+
+  Graph graph(vertices_);
+  auto capacity = boost::get(boost::edge_capacity, graph);
+  auto residual = boost::get(boost::edge_residual_capacity, graph);
+  auto reverse = boost::get(boost::edge_reverse, graph);
+  for (const Edge& e : edges_) {
+    auto forward = boost::add_edge(e.from, e.to, graph).first;
+    auto backward = boost::add_edge(e.to, e.from, graph).first;
+    capacity[forward] = e.capacity >= kInfinite ? infinite : e.capacity;
+    capacity[backward] = 0;
+    reverse[forward] = backward;
+    reverse[backward] = forward;
+  }
+  Cut cut;
+  cut.value = boost::push_relabel_max_flow(graph, source, sink);
+  if (cut.value >= infinite) cut.value = kInfinite;
+
+  // Vertices that reach the sink through edges with residual capacity left.
+  std::vector<std::vector<uint32_t>> reachers(vertices_);
+  for (uint32_t v = 0; v < vertices_; ++v) {
+    for (auto [it, end] = boost::out_edges(v, graph); it != end; ++it) {
+      if (residual[*it] > 0) reachers[boost::target(*it, graph)].push_back(v);
+    }
+  }
+  cut.sinkSide.assign(vertices_, 0);
+  std::deque<uint32_t> queue{sink};
+  cut.sinkSide[sink] = 1;
+  while (!queue.empty()) {
+    const uint32_t v = queue.front();
+    queue.pop_front();
+    for (uint32_t u : reachers[v]) {
+      if (!cut.sinkSide[u]) {
+        cut.sinkSide[u] = 1;
+        queue.push_back(u);
+      }
+    }
+  }
+  return cut;
+}
+
+}  // namespace lathe::passes

@@ -1,0 +1,130 @@
+#include "passes/offload_pass.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "analysis/cost_model.h"
+#include "analysis/joint.h"
+#include "analysis/memory_timeline.h"
+#include "passes/recompute.h"
+#include "util/diagnostics.h"
+
+namespace lathe::passes {
+
+namespace {
+
+std::string mib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+std::string ms(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
+  return text;
+}
+
+// The executions of one step: forward then backward for a joint graph (with the plan's saved set,
+// else torch's), program order otherwise.
+analysis::StepSchedule stepSchedule(const PassContext& context, const plan::PlanState& state) {
+  const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
+  if (!joint.joint) return analysis::programSchedule(context.graph);
+  const plan::RecomputeDecision decision =
+      state.recompute ? *state.recompute : torchPolicy(context.graph, joint, context.inputs);
+  return analysis::trainingSchedule(analysis::partitionJoint(context.graph, joint, decision.saved));
+}
+
+}  // namespace
+
+OffloadProblem offloadProblem(const PassContext& context, const plan::PlanState& state) {
+  if (state.units.empty()) {
+    throw Error(ErrorCode::Usage, "offload needs layer units: put split before offload in the pipeline");
+  }
+  const ir::Graph& graph = context.graph;
+  std::vector<int32_t> unitOfWeight(graph.size(), plan::kNone);
+  OffloadProblem problem;
+  for (const plan::LayerUnit& unit : state.units) {
+    for (ir::NodeId w : unit.weights) unitOfWeight[w] = unit.id;
+    problem.unitBytes.push_back(unit.weightBytes);
+    problem.unitNames.push_back(unit.name);
+  }
+  const analysis::StepSchedule schedule = stepSchedule(context, state);
+  const std::vector<double> seconds = analysis::nodeSeconds(graph, context.hw, context.ops);
+  int32_t currentUnit = plan::kNone;
+  analysis::Phase currentPhase = analysis::Phase::Forward;
+  for (size_t i = 0; i < schedule.nodes.size(); ++i) {
+    const ir::NodeId id = schedule.nodes[i];
+    const int32_t unit = state.unit[id] == plan::kNone ? currentUnit : state.unit[id];
+    const analysis::Phase phase = schedule.phase[i];
+    if (problem.segments.empty() || unit != currentUnit || phase != currentPhase) {
+      OffloadSegment segment;
+      const std::string unitName = unit == plan::kNone ? std::string("(no unit)") : state.units[unit].name;
+      segment.name = unitName + (phase == analysis::Phase::Forward ? " fwd" : " bwd");
+      problem.segments.push_back(std::move(segment));
+      currentUnit = unit;
+      currentPhase = phase;
+    }
+    OffloadSegment& segment = problem.segments.back();
+    segment.computeSeconds += seconds[id];
+    for (ir::NodeId in : graph.inputs(id)) {
+      const int32_t owner = unitOfWeight[in];
+      if (owner != plan::kNone && std::find(segment.units.begin(), segment.units.end(), owner) == segment.units.end()) {
+        segment.units.push_back(owner);
+      }
+    }
+  }
+  problem.h2dBandwidth = context.hw.h2dBandwidth;
+  problem.launchLatency = context.hw.launchOverhead;
+  return problem;
+}
+
+PassResult OffloadPass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
+  options.requireKnown("offload", {"policy", "memory", "resident", "repeated"});
+  OffloadProblem problem = offloadProblem(context, before);
+  uint64_t totalBytes = 0;
+  for (uint64_t bytes : problem.unitBytes) totalBytes += bytes;
+  problem.budgetBytes = options.bytes("memory", totalBytes);
+  problem.repeated = options.flag("repeated", true);
+  OffloadOptions offloadOptions;
+  if (options.has("resident") || !options.has("memory")) {
+    const double resident = options.number("resident", 0.3);
+    if (resident < 0 || resident > 1) throw Error(ErrorCode::Usage, "offload: resident must be within 0..1");
+    offloadOptions.residentFraction = resident;
+  }
+  const std::string policy = options.string("policy", "heuristic");
+  plan::OffloadDecision decision = planOffload(problem, policy, offloadOptions);
+
+  PassResult result;
+  result.state = before;
+  size_t residentUnits = 0;
+  for (bool r : decision.resident) residentUnits += r ? 1 : 0;
+  result.stats = {
+      {"step_seconds", decision.stepSeconds, "s"},
+      {"compute_seconds", decision.computeSeconds, "s"},
+      {"bubble_seconds", decision.bubbleSeconds, "s"},
+      {"floor_seconds", decision.floorSeconds, "s"},
+      {"peak_weight_bytes", static_cast<double>(decision.peakWeightBytes), "bytes"},
+      {"budget_bytes", static_cast<double>(decision.budgetBytes), "bytes"},
+      {"streamed_bytes", static_cast<double>(decision.streamedBytes), "bytes"},
+      {"resident_units", static_cast<double>(residentUnits), ""},
+  };
+  result.diff.push_back("offload(" + policy + "): " + std::to_string(residentUnits) + " of " +
+                        std::to_string(decision.resident.size()) + " units resident, step " + ms(decision.stepSeconds) +
+                        " (floor " + ms(decision.floorSeconds) + ", bubbles " + ms(decision.bubbleSeconds) +
+                        "), peak weights " + mib(decision.peakWeightBytes) + " of " + mib(decision.budgetBytes));
+  for (size_t u = 0; u < decision.resident.size(); ++u) {
+    if (decision.resident[u]) result.diff.push_back("= resident " + problem.unitNames[u] + " (" + mib(problem.unitBytes[u]) + ")");
+  }
+  for (const plan::Prefetch& p : decision.prefetches) {
+    const auto segmentName = [&](int32_t s) {
+      return s >= 0 && static_cast<size_t>(s) < problem.segments.size() ? problem.segments[s].name : std::string("?");
+    };
+    result.diff.push_back("+ stream " + problem.unitNames[p.unit] + ": copy " + ms(p.start) + " .. " + ms(p.end) +
+                          " after " + segmentName(p.trigger) + " starts, for " + segmentName(p.deadline));
+  }
+  result.state.offload = std::move(decision);
+  return result;
+}
+
+}  // namespace lathe::passes

@@ -1,0 +1,44 @@
+// Pipelines as strings: `split,fusion,recompute(policy=budget,memory=40GiB),offload(policy=heuristic,
+// resident=0.3)`. Running one records every step's state, statistics and diff, so a viewer can step
+// back and forth through it.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace lathe::passes {
+
+struct PipelineStep {
+  std::string pass;     // "recompute"
+  PassOptions options;  // {policy: budget, memory: 40GiB}
+};
+
+// Throws Error(Usage) naming the position and what was expected on malformed text or an unknown pass.
+[[nodiscard]] std::vector<PipelineStep> parsePipeline(std::string_view text);
+// Canonical text of a step, options sorted: "recompute(memory=40GiB,policy=budget)".
+[[nodiscard]] std::string formatStep(const PipelineStep& step);
+[[nodiscard]] std::string formatPipeline(std::span<const PipelineStep> steps);
+
+// The passes a pipeline can name.
+[[nodiscard]] std::vector<std::string_view> passNames();
+[[nodiscard]] const Pass& findPass(std::string_view name);  // Error(Usage) when unknown
+
+struct PipelineRecord {
+  PipelineStep step;
+  PassResult result;
+  double seconds = 0;  // wall time of the pass
+};
+
+struct PipelineRun {
+  plan::PlanState initial;
+  std::vector<PipelineRecord> history;
+  [[nodiscard]] const plan::PlanState& finalState() const { return history.empty() ? initial : history.back().result.state; }
+};
+
+[[nodiscard]] PipelineRun runPipeline(const PassContext& context, std::span<const PipelineStep> steps);
+
+}  // namespace lathe::passes

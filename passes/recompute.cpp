@@ -1,0 +1,661 @@
+#include "passes/recompute.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <queue>
+#include <set>
+#include <cstdio>
+#include <string_view>
+#include <unordered_set>
+
+#include "analysis/canonical.h"
+#include "analysis/cost_model.h"
+#include "passes/min_cut.h"
+#include "util/diagnostics.h"
+#include "util/input.h"
+
+namespace lathe::passes {
+
+namespace {
+
+using analysis::JointInfo;
+using ir::NodeId;
+
+#include "passes/torch_op_lists.inc"
+
+// "torch.ops.aten.add.Tensor" -> "aten.add"; "operator.getitem" stays.
+std::string_view overloadPacket(std::string_view target) {
+  if (target.starts_with("torch.ops.")) target.remove_prefix(10);
+  const size_t first = target.find('.');
+  if (first == std::string_view::npos) return target;
+  const size_t second = target.find('.', first + 1);
+  if (second == std::string_view::npos || target.starts_with("operator.")) return target;
+  return target.substr(0, second);
+}
+
+struct TorchOpTypes {
+  std::unordered_set<std::string_view> recomputable, views, computeIntensive, random;
+  TorchOpTypes() {
+    for (const char* name : kTorchRecomputableOps) recomputable.insert(name);
+    for (const char* name : kTorchViewOps) views.insert(name);
+    for (const char* name : kTorchComputeIntensiveOps) computeIntensive.insert(name);
+    for (const char* name : kTorchRandomOps) random.insert(name);
+  }
+  static const TorchOpTypes& get() {
+    static const TorchOpTypes types;
+    return types;
+  }
+};
+
+// Per-node facts torch's partitioner reads, computed once.
+struct TorchNodeFacts {
+  std::vector<uint8_t> fusible, view, recomputable, isCat, callFunction, getitem;
+  std::vector<int64_t> size;  // torch's _size_of: numel x itemsize (tuples: sum of elements); SymInt: 1
+  std::vector<uint8_t> tensor, symbolic;
+};
+
+int64_t tensorSize(const ir::TensorMeta& meta) {
+  const int64_t numel = meta.numel();
+  return numel * static_cast<int64_t>(std::max(1u, ir::dtypeSize(meta.dtype)));
+}
+
+TorchNodeFacts torchFacts(const ir::Graph& graph) {
+  const TorchOpTypes& ops = TorchOpTypes::get();
+  const size_t n = graph.size();
+  TorchNodeFacts f;
+  f.fusible.assign(n, 0);
+  f.view.assign(n, 0);
+  f.recomputable.assign(n, 0);
+  f.isCat.assign(n, 0);
+  f.callFunction.assign(n, 0);
+  f.getitem.assign(n, 0);
+  f.size.assign(n, 0);
+  f.tensor.assign(n, 0);
+  f.symbolic.assign(n, 0);
+  for (NodeId id = 0; id < n; ++id) {
+    const ir::Node& node = graph.node(id);
+    const ir::TensorMeta& meta = node.meta;
+    f.tensor[id] = meta.isTensor();
+    f.symbolic[id] = meta.kind == ir::ValueKind::SymInt || meta.kind == ir::ValueKind::SymBool ||
+                     meta.kind == ir::ValueKind::SymFloat;
+    if (meta.isTensor()) {
+      f.size[id] = tensorSize(meta);
+    } else if (f.symbolic[id]) {
+      f.size[id] = 1;
+    }
+    if (node.kind != ir::NodeKind::CallFunction) continue;
+    f.callFunction[id] = 1;
+    const std::string_view packet = overloadPacket(graph.target(id));
+    f.getitem[id] = packet == "operator.getitem";
+    f.recomputable[id] = ops.recomputable.contains(packet);
+    f.fusible[id] = f.recomputable[id] || ops.random.contains(packet);
+    f.view[id] = ops.views.contains(packet);
+    f.isCat[id] = packet == "aten.cat";
+  }
+  // A tuple result's size is the sum of its elements (read by getitems).
+  for (NodeId id = 0; id < n; ++id) {
+    if (!f.getitem[id] || !f.tensor[id]) continue;
+    const auto ins = graph.inputs(id);
+    if (!ins.empty() && !f.tensor[ins[0]] && !f.symbolic[ins[0]]) f.size[ins[0]] += f.size[id];
+  }
+  return f;
+}
+
+class TorchMinCut {
+ public:
+  TorchMinCut(const ir::Graph& graph, const JointInfo& joint, const analysis::GraphInputs& inputs)
+      : graph_(graph), joint_(joint), inputs_(inputs), f_(torchFacts(graph)), network_(2 * graph.size() + 2) {
+    source_ = static_cast<uint32_t>(2 * graph.size());
+    sink_ = source_ + 1;
+    banned_.assign(graph.size(), 0);
+  }
+
+  std::vector<NodeId> solve() {
+    const size_t n = graph_.size();
+    for (NodeId id = 0; id < n; ++id) {
+      const ir::Node& node = graph_.node(id);
+      if (node.kind == ir::NodeKind::Output) continue;
+      if (joint_.isBackward(id)) {
+        if (!joint_.tangentClosure[id]) {
+          network_.addEdge(out(id), sink_, FlowNetwork::kInfinite);
+        } else {
+          network_.addEdge(in(id), sink_, FlowNetwork::kInfinite);
+          continue;
+        }
+      }
+      if (node.kind == ir::NodeKind::Placeholder && node.role != ir::Role::Tangent) ban(id);
+      if (joint_.isForward(id) && shouldBan(id)) ban(id);
+      network_.addEdge(in(id), out(id), weight(id));
+      for (NodeId user : graph_.users(id)) {
+        if (graph_.node(user).kind != ir::NodeKind::Output) network_.addEdge(out(id), in(user), FlowNetwork::kInfinite);
+      }
+    }
+    banUsedFarApart();
+    banLongFusibleChains();
+    const FlowNetwork::Cut cut = network_.minimumCut(source_, sink_);
+    std::vector<NodeId> saved;
+    if (cut.value >= FlowNetwork::kInfinite) return saved;
+    for (NodeId id = 0; id < n; ++id) {
+      if (!cut.sinkSide[in(id)] && cut.sinkSide[out(id)]) saved.push_back(id);
+    }
+    return saved;
+  }
+
+ private:
+  [[nodiscard]] uint32_t in(NodeId id) const { return 2 * id; }
+  [[nodiscard]] uint32_t out(NodeId id) const { return 2 * id + 1; }
+
+  [[nodiscard]] bool fusible(NodeId a, NodeId b) const { return f_.isCat[b] || (f_.fusible[a] && f_.fusible[b]); }
+
+  void ban(NodeId id) {
+    if (f_.view[id] || graph_.node(id).meta.kind == ir::ValueKind::SymFloat) return;
+    banned_[id] = 1;
+    network_.addEdge(source_, in(id), FlowNetwork::kInfinite);
+  }
+
+  [[nodiscard]] bool materializedInBackward(NodeId id) const {
+    if (f_.view[id]) return false;
+    std::vector<NodeId> pending{id};
+    std::vector<uint8_t> seen(graph_.size(), 0);
+    seen[id] = 1;
+    while (!pending.empty()) {
+      const NodeId cur = pending.back();
+      pending.pop_back();
+      for (NodeId user : graph_.users(cur)) {
+        if (!joint_.isForward(user) && !fusible(cur, user)) return true;
+        if (f_.view[user] && !seen[user]) {
+          seen[user] = 1;
+          pending.push_back(user);
+        }
+      }
+    }
+    return false;
+  }
+
+  [[nodiscard]] bool shouldBan(NodeId id) const {
+    if (!f_.callFunction[id] || f_.getitem[id]) return false;
+    const std::string_view packet = overloadPacket(graph_.target(id));
+    if (packet == "aten.lift_fresh_copy" || packet == "aten.lift_fresh") return false;
+    if (!f_.recomputable[id]) return true;
+    if (materializedInBackward(id)) return true;
+    // A reduction whose output is 4x smaller than its inputs (norm statistics) is kept.
+    int64_t inputSize = 0;
+    for (const ir::Arg& arg : graph_.node(id).args) {
+      if (arg.kind == ir::Arg::Kind::Node) inputSize += f_.size[arg.node];
+    }
+    return f_.size[id] * 4 < inputSize;
+  }
+
+  [[nodiscard]] int64_t weight(NodeId id) const {
+    const ir::Node& node = graph_.node(id);
+    if (f_.symbolic[id]) return 1;
+    if (!f_.tensor[id]) return FlowNetwork::kInfinite;  // tuples and opaque values cannot be saved
+    if (node.kind == ir::NodeKind::Placeholder && inputs_.isWeight(id)) return 0;  // treat_parameters_as_free_to_save
+    const int dist = std::max(std::min(joint_.distanceFromBackward[id], 100), 1);
+    const double scaled = static_cast<double>(f_.size[id]) * std::pow(1.1, dist);
+    const int64_t size = static_cast<int64_t>(scaled);
+    bool materialized = node.kind == ir::NodeKind::Placeholder;
+    if (!materialized) {
+      for (NodeId user : graph_.users(id)) materialized = materialized || graph_.node(user).kind == ir::NodeKind::Output || !fusible(id, user);
+    }
+    return materialized ? size : size * 2;
+  }
+
+  // torch's find_first_unfusible: the forward position of the first unfusible use reachable
+  // through fusible users from `starts`, or `maxRange`.
+  [[nodiscard]] int32_t firstUnfusible(const std::vector<NodeId>& starts, int32_t maxRange) const {
+    std::set<std::tuple<int32_t, NodeId, bool>> heap;
+    for (NodeId s : starts) heap.emplace(joint_.forwardOrder[s], s, true);
+    while (!heap.empty()) {
+      const auto [order, node, nodeFusible] = *heap.begin();
+      heap.erase(heap.begin());
+      if (!nodeFusible) return order;
+      for (NodeId user : graph_.users(node)) {
+        if (!joint_.isForward(user) || joint_.forwardOrder[user] > maxRange) continue;
+        heap.emplace(joint_.forwardOrder[user], user, fusible(node, user));
+      }
+    }
+    return maxRange;
+  }
+
+  void banUsedFarApart() {
+    for (NodeId used = 0; used < graph_.size(); ++used) {
+      if (!joint_.isForward(used)) continue;
+      std::vector<NodeId> forwardUsers;
+      int32_t maxOrder = -1;
+      for (NodeId user : graph_.users(used)) {
+        if (!joint_.isForward(user)) continue;
+        forwardUsers.push_back(user);
+        maxOrder = std::max(maxOrder, joint_.forwardOrder[user]);
+      }
+      if (forwardUsers.empty()) continue;
+      const int32_t first = firstUnfusible(forwardUsers, maxOrder);
+      for (NodeId user : forwardUsers) {
+        if (joint_.forwardOrder[user] > first && fusible(used, user) && !banned_[user]) ban(user);
+      }
+    }
+  }
+
+  void banLongFusibleChains() {
+    std::vector<uint8_t> visited(graph_.size(), 0);
+    using Item = std::pair<int32_t, NodeId>;
+    for (NodeId start = 0; start < graph_.size(); ++start) {
+      if (!joint_.isForward(start)) continue;
+      const int32_t startOrder = joint_.forwardOrder[start];
+      std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+      heap.emplace(startOrder, start);
+      while (!heap.empty()) {
+        const NodeId cur = heap.top().second;
+        heap.pop();
+        if (visited[cur]) continue;
+        visited[cur] = 1;
+        if (joint_.forwardOrder[cur] > startOrder + 100 && heap.empty()) {
+          ban(cur);
+          break;
+        }
+        for (NodeId user : graph_.users(cur)) {
+          if (joint_.isForward(user) && fusible(cur, user) && !banned_[user]) heap.emplace(joint_.forwardOrder[user], user);
+        }
+      }
+    }
+  }
+
+  const ir::Graph& graph_;
+  const JointInfo& joint_;
+  const analysis::GraphInputs& inputs_;
+  TorchNodeFacts f_;
+  FlowNetwork network_;
+  uint32_t source_ = 0, sink_ = 0;
+  std::vector<uint8_t> banned_;
+};
+
+void requireJoint(const ir::Graph& graph, const JointInfo& joint) {
+  if (!joint.joint) {
+    throw Error(ErrorCode::Usage, "recompute needs a joint graph (an aot_joint_graph with tangents); this graph has " +
+                                      std::to_string(joint.tangents.size()) + " tangents and " +
+                                      std::to_string(graph.size()) + " nodes");
+  }
+}
+
+// Completes a saved set so that the backward can run: a value the backward needs but cannot
+// compute is saved itself.
+std::vector<NodeId> closeSavedSet(const ir::Graph& graph, const JointInfo& joint, std::vector<NodeId> saved) {
+  for (int round = 0; round < 64; ++round) {
+    const analysis::StepPartition step = analysis::partitionJoint(graph, joint, saved);
+    std::vector<NodeId> add;
+    for (NodeId id : step.missing) {
+      if (!joint.tangentClosure[id]) add.push_back(id);
+    }
+    if (add.empty()) break;
+    saved.insert(saved.end(), add.begin(), add.end());
+    std::sort(saved.begin(), saved.end());
+    saved.erase(std::unique(saved.begin(), saved.end()), saved.end());
+  }
+  return saved;
+}
+
+plan::RecomputeDecision decisionFor(const ir::Graph& graph, const JointInfo& joint, std::string policy,
+                                    const std::vector<NodeId>& chosen, const std::vector<std::string>& reasons) {
+  const analysis::StepPartition step = analysis::partitionJoint(graph, joint, chosen);
+  plan::RecomputeDecision decision;
+  decision.policy = std::move(policy);
+  decision.saved = step.saved;
+  decision.recomputed = step.recomputed;
+  for (NodeId id : decision.saved) {
+    const auto it = std::lower_bound(chosen.begin(), chosen.end(), id);
+    const size_t index = static_cast<size_t>(it - chosen.begin());
+    decision.savedReasons.push_back(index < reasons.size() ? reasons[index] : std::string("needed by the backward"));
+  }
+  return decision;
+}
+
+bool computeSensitive(const ir::Graph& graph, NodeId id, const ir::OpRegistry& ops) {
+  const ir::OpInfo& info = ops.lookup(graph.target(id));
+  return info.computeSensitive || info.category == ir::OpCategory::Attention;
+}
+
+}  // namespace
+
+plan::RecomputeDecision torchPolicy(const ir::Graph& graph, const JointInfo& joint, const analysis::GraphInputs& inputs) {
+  requireJoint(graph, joint);
+  // torch partitions the graph Inductor's joint passes and its own CSE leave (canonical.h).
+  const analysis::CanonicalGraph canonical = analysis::canonicalize(graph);
+  const ir::Graph& cg = *canonical.graph;
+  const JointInfo canonicalJoint = analysis::analyzeJoint(cg);
+  requireJoint(cg, canonicalJoint);
+  analysis::GraphInputs canonicalInputs;
+  canonicalInputs.role.resize(cg.size());
+  canonicalInputs.modulePath.resize(cg.size());
+  for (NodeId c = 0; c < cg.size(); ++c) {
+    canonicalInputs.role[c] = inputs.role[canonical.toOriginal[c]];
+    if (cg.node(c).kind == ir::NodeKind::Placeholder) canonicalInputs.placeholders.push_back(c);
+  }
+  TorchMinCut minCut(cg, canonicalJoint, canonicalInputs);
+  const std::vector<NodeId> cut = minCut.solve();
+  if (cut.empty() && !canonicalJoint.backwardOutputs.empty()) {
+    throw Error(ErrorCode::BadInput, "torch policy: the flow network has no finite cut (every value is banned)");
+  }
+  std::vector<NodeId> saved;
+  for (NodeId c : cut) saved.push_back(canonical.toOriginal[c]);
+  std::sort(saved.begin(), saved.end());
+  saved = closeSavedSet(graph, joint, std::move(saved));
+  return decisionFor(graph, joint, "torch", saved, std::vector<std::string>(saved.size(), "min cut"));
+}
+
+plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const JointInfo& joint, const ir::OpRegistry& ops) {
+  requireJoint(graph, joint);
+  const size_t n = graph.size();
+  std::vector<std::pair<NodeId, std::string>> picks;
+  auto forwardUsers = [&](NodeId id) {
+    std::vector<NodeId> users;
+    for (NodeId user : graph.users(id)) {
+      if (joint.isForward(user) || graph.node(user).kind == ir::NodeKind::Output) users.push_back(user);
+    }
+    return users;
+  };
+  for (NodeId id = 0; id < n; ++id) {
+    const ir::Node& node = graph.node(id);
+    if (node.kind == ir::NodeKind::Placeholder && node.role != ir::Role::Tangent) {
+      // A primal is kept when the backward reaches it without passing a compute-sensitive op.
+      std::vector<NodeId> pending{id};
+      std::vector<uint8_t> seen(n, 0);
+      bool reaches = false;
+      while (!pending.empty() && !reaches) {
+        const NodeId cur = pending.back();
+        pending.pop_back();
+        for (NodeId user : graph.users(cur)) {
+          if (graph.node(user).kind == ir::NodeKind::Output) continue;
+          if (!joint.isForward(user)) {
+            reaches = true;
+            break;
+          }
+          if (seen[user] || computeSensitive(graph, user, ops)) continue;
+          seen[user] = 1;
+          pending.push_back(user);
+        }
+      }
+      if (reaches) picks.emplace_back(id, "primal read by the backward");
+      continue;
+    }
+    if (!joint.isForward(id) || node.kind != ir::NodeKind::CallFunction || !computeSensitive(graph, id, ops)) continue;
+    // Push the save point down through one view and through narrowing casts.
+    NodeId point = id;
+    bool movedThroughView = false;
+    for (;;) {
+      const std::vector<NodeId> users = forwardUsers(point);
+      if (users.size() != 1 || graph.node(users[0]).kind == ir::NodeKind::Output) break;
+      const NodeId user = users[0];
+      const ir::OpInfo& info = ops.lookup(graph.target(user));
+      if (info.category == ir::OpCategory::View && !movedThroughView) {
+        movedThroughView = true;
+        point = user;
+        continue;
+      }
+      const bool cast = graph.target(user).find("convert_element_type") != std::string_view::npos;
+      if (cast && graph.node(user).meta.isTensor() && graph.node(point).meta.isTensor() &&
+          ir::dtypeSize(graph.node(user).meta.dtype) <= ir::dtypeSize(graph.node(point).meta.dtype)) {
+        point = user;
+        continue;
+      }
+      break;
+    }
+    const std::string reason = "compute sensitive: " + ir::canonicalOpName(graph.target(id));
+    if (!graph.node(point).meta.isTensor()) {
+      for (NodeId user : graph.users(point)) picks.emplace_back(user, reason);  // a tuple: its elements
+    } else {
+      picks.emplace_back(point, reason);
+    }
+  }
+  std::sort(picks.begin(), picks.end());
+  picks.erase(std::unique(picks.begin(), picks.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+              picks.end());
+  std::vector<NodeId> chosen;
+  for (const auto& [id, reason] : picks) chosen.push_back(id);
+  chosen = closeSavedSet(graph, joint, std::move(chosen));
+  std::vector<std::string> reasons;
+  for (NodeId id : chosen) {
+    const auto it = std::lower_bound(picks.begin(), picks.end(), std::make_pair(id, std::string()),
+                                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    reasons.push_back(it != picks.end() && it->first == id ? it->second : "needed by the backward, not recomputable");
+  }
+  return decisionFor(graph, joint, "heuristic", chosen, reasons);
+}
+
+std::vector<double> recomputeSeconds(const PassContext& context) {
+  std::vector<double> seconds(context.graph.size(), 0.0);
+  for (NodeId id = 0; id < context.graph.size(); ++id) {
+    const analysis::NodeCost cost = analysis::nodeCost(context.graph, id, context.hw, context.ops);
+    if (!cost.kernel) continue;
+    const bool fusible = context.ops.lookup(context.graph.target(id)).fusible;
+    seconds[id] = std::max(cost.computeSeconds, cost.memorySeconds) + (fusible ? 0.0 : context.hw.launchOverhead);
+  }
+  return seconds;
+}
+
+RecomputeEvaluation evaluateSavedSet(const PassContext& context, const JointInfo& joint, std::span<const NodeId> saved,
+                                     std::span<const double> nodeSeconds, std::span<const double> recomputeCost) {
+  RecomputeEvaluation eval;
+  eval.partition = analysis::partitionJoint(context.graph, joint, saved);
+  const analysis::StepSchedule schedule = analysis::trainingSchedule(eval.partition);
+  eval.timeline = analysis::memoryTimeline(context.graph, context.inputs, schedule, &joint, &eval.partition);
+  for (NodeId id : schedule.nodes) eval.stepSeconds += nodeSeconds[id];
+  for (NodeId id : eval.partition.recomputed) eval.recomputeSeconds += recomputeCost[id];
+  for (NodeId id : eval.partition.saved) {
+    if (!context.inputs.isWeight(id) && context.graph.node(id).meta.isTensor()) {
+      eval.savedBytes += context.graph.node(id).meta.storageBytes();
+    }
+  }
+  return eval;
+}
+
+namespace {
+
+// The cut minimising recompute picoseconds + lambda x saved bytes.
+class LagrangianCut {
+ public:
+  LagrangianCut(const PassContext& context, const JointInfo& joint, std::span<const double> recomputeCost)
+      : graph_(context.graph), joint_(joint), inputs_(context.inputs), cost_(recomputeCost) {
+    const size_t n = graph_.size();
+    recomputable_.assign(n, 0);
+    for (NodeId id = 0; id < n; ++id) {
+      const ir::Node& node = graph_.node(id);
+      if (node.kind != ir::NodeKind::CallFunction || !joint_.isForward(id)) continue;
+      const ir::OpCategory category = context.ops.lookup(graph_.target(id)).category;
+      // Random ops would draw new numbers; collectives and host ops must run once.
+      recomputable_[id] = category != ir::OpCategory::Random && category != ir::OpCategory::Collective &&
+                          category != ir::OpCategory::Host;
+    }
+  }
+
+  [[nodiscard]] std::vector<NodeId> solve(double lambda) const {
+    const size_t n = graph_.size();
+    FlowNetwork network(static_cast<uint32_t>(2 * n + 2));
+    const uint32_t source = static_cast<uint32_t>(2 * n), sink = source + 1;
+    auto in = [](NodeId id) { return 2 * id; };
+    auto out = [](NodeId id) { return 2 * id + 1; };
+    for (NodeId id = 0; id < n; ++id) {
+      const ir::Node& node = graph_.node(id);
+      if (node.kind == ir::NodeKind::Output) continue;
+      if (joint_.isBackward(id)) {
+        if (joint_.tangentClosure[id]) {
+          network.addEdge(in(id), sink, FlowNetwork::kInfinite);
+          continue;
+        }
+        network.addEdge(out(id), sink, FlowNetwork::kInfinite);
+      }
+      if (node.kind == ir::NodeKind::Placeholder) {
+        network.addEdge(source, in(id), FlowNetwork::kInfinite);
+      } else if (joint_.isForward(id)) {
+        network.addEdge(source, in(id),
+                        recomputable_[id] ? static_cast<int64_t>(std::llround(cost_[id] * 1e12)) : FlowNetwork::kInfinite);
+      }
+      int64_t saveCost = FlowNetwork::kInfinite;
+      if (node.meta.isTensor()) {
+        saveCost = inputs_.isWeight(id) ? 0
+                                        : static_cast<int64_t>(std::llround(lambda * static_cast<double>(node.meta.storageBytes())));
+      } else if (node.meta.kind == ir::ValueKind::SymInt || node.meta.kind == ir::ValueKind::SymBool) {
+        saveCost = 0;
+      }
+      network.addEdge(in(id), out(id), saveCost);
+      for (NodeId user : graph_.users(id)) {
+        if (graph_.node(user).kind != ir::NodeKind::Output) network.addEdge(out(id), in(user), FlowNetwork::kInfinite);
+      }
+    }
+    const FlowNetwork::Cut cut = network.minimumCut(source, sink);
+    std::vector<NodeId> saved;
+    for (NodeId id = 0; id < n; ++id) {
+      if (!cut.sinkSide[in(id)] && cut.sinkSide[out(id)]) saved.push_back(id);
+    }
+    return saved;
+  }
+
+ private:
+  const ir::Graph& graph_;
+  const JointInfo& joint_;
+  const analysis::GraphInputs& inputs_;
+  std::span<const double> cost_;
+  std::vector<uint8_t> recomputable_;
+};
+
+}  // namespace
+
+std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const JointInfo& joint) {
+  requireJoint(context.graph, joint);
+  const std::vector<double> nodeSeconds = analysis::nodeSeconds(context.graph, context.hw);
+  const std::vector<double> cost = recomputeSeconds(context);
+  const LagrangianCut cuts(context, joint, cost);
+  std::vector<FrontierPoint> points;
+  std::set<std::vector<NodeId>> seen;
+  // lambda in picoseconds per byte: 0 saves everything the backward reads; 1e9 saves the least bytes.
+  constexpr int kSteps = 48;
+  for (int i = 0; i <= kSteps; ++i) {
+    context.progress.checkCancelled();
+    const double lambda = i == 0 ? 0.0 : std::pow(10.0, -4.0 + 13.0 * (i - 1) / (kSteps - 1));
+    std::vector<NodeId> saved = cuts.solve(lambda);
+    if (!seen.insert(saved).second) continue;
+    const RecomputeEvaluation eval = evaluateSavedSet(context, joint, saved, nodeSeconds, cost);
+    if (!eval.partition.valid()) continue;
+    FrontierPoint point;
+    point.saved = eval.partition.saved;
+    point.peakBytes = eval.timeline.peakBytes;
+    point.recomputeSeconds = eval.recomputeSeconds;
+    point.stepSeconds = eval.stepSeconds;
+    point.lambda = lambda;
+    points.push_back(std::move(point));
+    context.progress.update(static_cast<uint64_t>(i + 1), kSteps + 1);
+  }
+  std::sort(points.begin(), points.end(), [](const FrontierPoint& a, const FrontierPoint& b) {
+    return a.peakBytes != b.peakBytes ? a.peakBytes < b.peakBytes : a.recomputeSeconds < b.recomputeSeconds;
+  });
+  std::vector<FrontierPoint> frontier;
+  for (FrontierPoint& p : points) {
+    if (!frontier.empty() && frontier.back().recomputeSeconds <= p.recomputeSeconds) continue;
+    frontier.push_back(std::move(p));
+  }
+  return frontier;
+}
+
+namespace {
+
+std::vector<NodeId> savedFromFile(const ir::Graph& graph, const std::string& path) {
+  const std::string text = readFile(path);
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
+  if (json.is_object() && json.contains("saved")) json = json["saved"];
+  if (json.is_object() && json.contains("recompute")) json = json["recompute"]["saved"];
+  if (!json.is_array()) throw Error(ErrorCode::BadInput, path + ": expected a JSON list of node names or {\"saved\": [...]}");
+  std::vector<NodeId> saved;
+  for (const auto& item : json) {
+    if (!item.is_string()) throw Error(ErrorCode::BadInput, path + ": saved values must be node names");
+    const NodeId id = graph.find(item.get<std::string>());
+    if (id == ir::kNoNode) continue;  // a name the joint graph does not have (made by later passes)
+    saved.push_back(id);
+  }
+  std::sort(saved.begin(), saved.end());
+  saved.erase(std::unique(saved.begin(), saved.end()), saved.end());
+  return saved;
+}
+
+std::string formatMiB(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+}  // namespace
+
+PassResult RecomputePass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
+  options.requireKnown("recompute", {"policy", "memory", "path"});
+  const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
+  requireJoint(context.graph, joint);
+  const std::string policy = options.string("policy", "torch");
+  const std::vector<double> nodeSeconds = analysis::nodeSeconds(context.graph, context.hw);
+  const std::vector<double> cost = recomputeSeconds(context);
+
+  PassResult result;
+  result.state = before;
+  plan::RecomputeDecision decision;
+  bool budgetMet = true;
+  uint64_t budget = 0;
+  if (policy == "torch") {
+    decision = torchPolicy(context.graph, joint, context.inputs);
+  } else if (policy == "heuristic") {
+    decision = heuristicPolicy(context.graph, joint, context.ops);
+  } else if (policy == "file") {
+    if (!options.has("path")) throw Error(ErrorCode::Usage, "recompute(policy=file) needs path=FILE");
+    const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, savedFromFile(context.graph, options.string("path", "")));
+    decision = decisionFor(context.graph, joint, "file", saved, std::vector<std::string>(saved.size(), "listed in the file"));
+  } else if (policy == "budget") {
+    if (!options.has("memory")) throw Error(ErrorCode::Usage, "recompute(policy=budget) needs memory=BYTES, e.g. memory=40GiB");
+    budget = options.bytes("memory", 0);
+    const std::vector<FrontierPoint> frontier = budgetFrontier(context, joint);
+    if (frontier.empty()) throw Error(ErrorCode::Internal, "budget policy: no valid cut");
+    const FrontierPoint* best = nullptr;
+    for (const FrontierPoint& p : frontier) {
+      if (p.peakBytes <= budget && (best == nullptr || p.recomputeSeconds < best->recomputeSeconds)) best = &p;
+    }
+    if (best == nullptr) {
+      best = &frontier.front();  // the smallest peak there is
+      budgetMet = false;
+    }
+    decision = decisionFor(context.graph, joint, "budget", best->saved,
+                           std::vector<std::string>(best->saved.size(), "kept: cheaper to keep than to recompute"));
+  } else {
+    throw Error(ErrorCode::Usage, "recompute: unknown policy '" + policy + "' (torch, heuristic, budget, file)");
+  }
+  const RecomputeEvaluation eval = evaluateSavedSet(context, joint, decision.saved, nodeSeconds, cost);
+  if (!eval.partition.valid()) {
+    throw Error(ErrorCode::Internal, "recompute(" + policy + "): the backward cannot compute " +
+                                         std::string(context.graph.name(eval.partition.missing.front())));
+  }
+  uint64_t savedTensors = 0;
+  for (NodeId id : decision.saved) savedTensors += context.graph.node(id).meta.isTensor() ? 1 : 0;
+  result.stats = {
+      {"saved_values", static_cast<double>(savedTensors), ""},
+      {"saved_bytes", static_cast<double>(eval.savedBytes), "bytes"},
+      {"recomputed_nodes", static_cast<double>(decision.recomputed.size()), ""},
+      {"recompute_seconds", eval.recomputeSeconds, "s"},
+      {"step_seconds", eval.stepSeconds, "s"},
+      {"peak_bytes", static_cast<double>(eval.timeline.peakBytes), "bytes"},
+  };
+  if (policy == "budget") {
+    result.stats.push_back({"budget_bytes", static_cast<double>(budget), "bytes"});
+    result.stats.push_back({"budget_met", budgetMet ? 1.0 : 0.0, ""});
+  }
+  result.diff.push_back("recompute(" + policy + "): save " + std::to_string(savedTensors) + " values (" +
+                        formatMiB(eval.savedBytes) + "), recompute " + std::to_string(decision.recomputed.size()) +
+                        " nodes, step peak " + formatMiB(eval.timeline.peakBytes));
+  if (!budgetMet) {
+    result.diff.push_back("! budget " + formatMiB(budget) + " is below the smallest peak found, " +
+                          formatMiB(eval.timeline.peakBytes) + "; the plan with that peak is kept");
+  }
+  for (size_t i = 0; i < decision.saved.size(); ++i) {
+    result.diff.push_back("+ saved " + std::string(context.graph.name(decision.saved[i])) + "  (" + decision.savedReasons[i] + ")");
+  }
+  for (NodeId id : decision.recomputed) result.diff.push_back("+ recomputed " + std::string(context.graph.name(id)));
+  result.state.recompute = std::move(decision);
+  return result;
+}
+
+}  // namespace lathe::passes

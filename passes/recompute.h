@@ -1,0 +1,68 @@
+// Activation recompute: split a joint graph into forward and backward by choosing the values the
+// forward saves; the backward recomputes whatever else it needs. Every policy decides from the
+// joint graph alone.
+//   torch      torch's default min-cut partitioner (min_cut_rematerialization_partition with
+//              activation_memory_budget = 1), reproduced rule for rule.
+//   heuristic  MagiCompiler's rule: keep compute-sensitive outputs (pushed down through a single
+//              view or narrowing cast), keep primals the backward reads, recompute the rest. Unlike
+//              MagiCompiler a value whose only user is an output is kept, and attention of every
+//              kind counts as compute sensitive.
+//   budget     least estimated recompute time such that the estimated peak of the whole step is
+//              within a byte budget. Each candidate is an exact minimum cut of the Lagrangian
+//              recompute seconds + lambda x saved bytes; lambda sweeps the frontier's convex hull
+//              and the step's peak is checked on the memory timeline (see docs/planning.md).
+//   file       the saved set listed in a JSON file (names), to evaluate someone else's choice.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analysis/joint.h"
+#include "analysis/memory_timeline.h"
+#include "passes/pass.h"
+
+namespace lathe::passes {
+
+// What a saved set costs: the step it makes, its memory and its recomputation.
+struct RecomputeEvaluation {
+  analysis::StepPartition partition;
+  analysis::MemoryTimeline timeline;
+  double recomputeSeconds = 0;  // estimated time of the backward's recomputation
+  double stepSeconds = 0;       // estimated forward + backward time (node roofline sum)
+  uint64_t savedBytes = 0;      // storage of saved values that are not weights
+};
+
+// Estimated seconds to recompute each node: roofline time, without the launch for ops a generated
+// kernel can fuse into its backward consumer.
+[[nodiscard]] std::vector<double> recomputeSeconds(const PassContext& context);
+
+[[nodiscard]] RecomputeEvaluation evaluateSavedSet(const PassContext& context, const analysis::JointInfo& joint,
+                                                   std::span<const ir::NodeId> saved,
+                                                   std::span<const double> nodeSeconds,
+                                                   std::span<const double> recomputeCost);
+
+[[nodiscard]] plan::RecomputeDecision torchPolicy(const ir::Graph& graph, const analysis::JointInfo& joint,
+                                                  const analysis::GraphInputs& inputs);
+[[nodiscard]] plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const analysis::JointInfo& joint,
+                                                      const ir::OpRegistry& ops);
+
+struct FrontierPoint {
+  std::vector<ir::NodeId> saved;
+  uint64_t peakBytes = 0;
+  double recomputeSeconds = 0;
+  double stepSeconds = 0;
+  double lambda = 0;  // picoseconds per byte of the cut that produced it
+};
+// Non-dominated (peak, recompute time) points of the Lagrangian cuts, by increasing peak.
+[[nodiscard]] std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const analysis::JointInfo& joint);
+
+class RecomputePass : public Pass {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "recompute"; }
+  [[nodiscard]] PassResult run(const PassContext& context, const plan::PlanState& before,
+                               const PassOptions& options) const override;
+};
+
+}  // namespace lathe::passes
