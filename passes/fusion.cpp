@@ -58,8 +58,7 @@ struct Facts {
 bool isKernel(const ir::Graph& graph, NodeId node, const ir::OpRegistry& ops) {
   if (!isCall(graph.node(node))) return false;
   const ir::OpCategory category = ops.lookup(graph.target(node)).category;
-  return category != ir::OpCategory::View && category != ir::OpCategory::Getitem &&
-         category != ir::OpCategory::Host;
+  return category != ir::OpCategory::View && category != ir::OpCategory::Getitem && category != ir::OpCategory::Host;
 }
 
 std::vector<Facts> nodeFacts(const PassContext& context, const plan::PlanState& before) {
@@ -114,51 +113,81 @@ std::vector<Facts> nodeFacts(const PassContext& context, const plan::PlanState& 
   return facts;
 }
 
-// Convexity by one sweep over the program-order range of a node set: a node outside the set is
-// "tainted" when a path from the set reaches it; the set is convex when no member reads a tainted
-// node. Marks are stamped with an epoch, so one checker serves many checks without clearing.
-class ConvexityCheck {
+// The nodes that run as one with a node: its fusion group, or none for a node on its own.
+struct Cluster {
+  std::span<const NodeId> nodes;
+  NodeId lowest = 0;  // first in program order
+};
+
+// Whether a path leaves a node set and comes back into it. A path that enters a cluster may leave
+// from any node of it, as a fused group runs as one kernel: checked that way, merging never makes a
+// cycle between groups either (two convex groups can still feed each other). Marks are stamped
+// with an epoch, so one checker serves many checks without clearing.
+class PathCheck {
  public:
-  explicit ConvexityCheck(const ir::Graph& graph)
-      : graph_(graph), member_(graph.size(), 0), tainted_(graph.size(), 0) {}
+  explicit PathCheck(const ir::Graph& graph) : graph_(graph), mark_(graph.size(), 0) {}
 
   void begin() {
-    ++epoch_;
-    low_ = ir::kNoNode;
-    high_ = 0;
+    epoch_ += 2;  // mark epoch_: in the set; epoch_ + 1: visited
+    members_.clear();
+    highest_ = 0;
   }
   void add(std::span<const NodeId> nodes) {
     for (NodeId node : nodes) {
-      member_[node] = epoch_;
-      low_ = std::min(low_, node);
-      high_ = std::max(high_, node);
+      mark_[node] = epoch_;
+      members_.push_back(node);
+      highest_ = std::max(highest_, node);
     }
   }
-  [[nodiscard]] bool convex() {
-    for (NodeId node = low_; low_ != ir::kNoNode && node <= high_; ++node) {
-      const bool member = member_[node] == epoch_;
-      for (NodeId in : graph_.inputs(node)) {
-        if (in < low_ || in >= node) continue;
-        const bool inSet = member_[in] == epoch_;
-        if (member && !inSet && tainted_[in] == epoch_) return false;
-        if (!member && (inSet || tainted_[in] == epoch_)) {
-          tainted_[node] = epoch_;
-          break;
-        }
+  // `cluster(node)` gives the node's Cluster. Program order is topological, so a path that gets
+  // past the set's last member cannot return, provided no cluster straddles that member (groups
+  // are built in program order: none holds a node after the node being added).
+  template <typename ClusterOf>
+  [[nodiscard]] bool returns(ClusterOf&& cluster) {
+    stack_.clear();
+    auto leave = [&](NodeId from) {
+      for (NodeId user : graph_.users(from)) {
+        if (mark_[user] == epoch_) return true;
+        if (mark_[user] != epoch_ + 1) stack_.push_back(user);
+      }
+      return false;
+    };
+    for (NodeId member : members_) {
+      for (NodeId user : graph_.users(member)) {
+        if (mark_[user] != epoch_) stack_.push_back(user);
       }
     }
-    return true;
+    while (!stack_.empty()) {
+      const NodeId node = stack_.back();
+      stack_.pop_back();
+      if (mark_[node] == epoch_ + 1) continue;
+      const Cluster around = cluster(node);
+      if (around.nodes.empty()) {
+        if (node > highest_) continue;
+        mark_[node] = epoch_ + 1;
+        if (leave(node)) return true;
+        continue;
+      }
+      if (around.lowest > highest_) continue;
+      for (NodeId peer : around.nodes) mark_[peer] = epoch_ + 1;
+      for (NodeId peer : around.nodes) {
+        if (leave(peer)) return true;
+      }
+    }
+    return false;
   }
 
  private:
   const ir::Graph& graph_;
-  std::vector<uint32_t> member_, tainted_;
+  std::vector<uint32_t> mark_;
+  std::vector<NodeId> members_, stack_;
   uint32_t epoch_ = 0;
-  NodeId low_ = ir::kNoNode, high_ = 0;
+  NodeId highest_ = 0;
 };
 
 struct Group {
   std::vector<NodeId> nodes;
+  NodeId lowest = 0;
   Shape shape;
   int64_t segment = 0;
   NodeId reduction = ir::kNoNode;
@@ -172,7 +201,7 @@ class GroupBuilder {
         facts_(std::move(facts)),
         maxNodes_(maxNodes),
         groupOf_(context.graph.size(), kNone),
-        convexity_(context.graph) {}
+        paths_(context.graph) {}
 
   void add(NodeId node) {
     const Fusion kind = facts_[node].kind;
@@ -191,7 +220,7 @@ class GroupBuilder {
     if (joined == kNone) {
       joined = static_cast<int32_t>(groups_.size());
       const Facts& fact = facts_[node];
-      groups_.push_back({{node}, fact.shape, fact.segment, kind == Fusion::Reduction ? node : ir::kNoNode, true});
+      groups_.push_back({{node}, node, fact.shape, fact.segment, kind == Fusion::Reduction ? node : ir::kNoNode, true});
       groupOf_[node] = joined;
     }
     for (; next < producers.size(); ++next) {
@@ -245,8 +274,8 @@ class GroupBuilder {
         at = base[0];
       }
       if (!reachable || groupOf_[at] == kNone) continue;
-      auto known = std::find_if(producers.begin(), producers.end(),
-                                [&](const Producer& p) { return p.group == groupOf_[at]; });
+      auto known =
+          std::find_if(producers.begin(), producers.end(), [&](const Producer& p) { return p.group == groupOf_[at]; });
       if (known == producers.end()) known = producers.insert(producers.end(), Producer{groupOf_[at], {}});
       known->chain.insert(known->chain.end(), chain.begin(), chain.end());
     }
@@ -276,10 +305,15 @@ class GroupBuilder {
       if (fact.kind != Fusion::RideAlong && !fold(fact.shape)) return false;
     }
     if (size > maxNodes_) return false;
-    convexity_.begin();
-    for (int32_t part : parts) convexity_.add(groups_[static_cast<size_t>(part)].nodes);
-    convexity_.add(extra);
-    return convexity_.convex();
+    paths_.begin();
+    for (int32_t part : parts) paths_.add(groups_[static_cast<size_t>(part)].nodes);
+    paths_.add(extra);
+    return !paths_.returns([&](NodeId node) {
+      const int32_t group = groupOf_[node];
+      if (group == kNone) return Cluster{};
+      const Group& around = groups_[static_cast<size_t>(group)];
+      return Cluster{around.nodes, around.lowest};
+    });
   }
 
   void absorb(int32_t into, std::span<const NodeId> nodes) {
@@ -287,6 +321,7 @@ class GroupBuilder {
     for (NodeId node : nodes) {
       groupOf_[node] = into;
       group.nodes.push_back(node);
+      group.lowest = std::min(group.lowest, node);
       const Facts& fact = facts_[node];
       if (fact.kind == Fusion::RideAlong) continue;
       group.shape = *combine(group.shape, fact.shape);
@@ -299,6 +334,7 @@ class GroupBuilder {
     Group& target = groups_[static_cast<size_t>(into)];
     for (NodeId node : source.nodes) groupOf_[node] = into;
     target.nodes.insert(target.nodes.end(), source.nodes.begin(), source.nodes.end());
+    target.lowest = std::min(target.lowest, source.lowest);
     target.shape = *combine(target.shape, source.shape);
     if (source.reduction != ir::kNoNode) target.reduction = source.reduction;
     source.nodes.clear();
@@ -310,7 +346,7 @@ class GroupBuilder {
   size_t maxNodes_;
   std::vector<int32_t> groupOf_;
   std::vector<Group> groups_;
-  ConvexityCheck convexity_;
+  PathCheck paths_;
 };
 
 uint64_t outputBytes(const ir::Graph& graph, NodeId node, const ir::OpRegistry& ops) {
@@ -326,7 +362,8 @@ bool readOutside(const ir::Graph& graph, NodeId node, const std::vector<int32_t>
   for (NodeId user : graph.users(node)) {
     if (group[user] != group[node]) return true;
     const ir::OpCategory category = ops.lookup(graph.target(user)).category;
-    if ((category == ir::OpCategory::View || category == ir::OpCategory::Getitem) && readOutside(graph, user, group, ops)) {
+    if ((category == ir::OpCategory::View || category == ir::OpCategory::Getitem) &&
+        readOutside(graph, user, group, ops)) {
       return true;
     }
   }
@@ -349,13 +386,14 @@ uint64_t savedBytes(const ir::Graph& graph, const plan::FusionGroup& fused, cons
 }  // namespace
 
 bool isConvex(const ir::Graph& graph, std::span<const ir::NodeId> group) {
-  ConvexityCheck check(graph);
+  PathCheck check(graph);
   check.begin();
   check.add(group);
-  return check.convex();
+  return !check.returns([](NodeId) { return Cluster{}; });
 }
 
-PassResult FusionPass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
+PassResult FusionPass::run(const PassContext& context, const plan::PlanState& before,
+                           const PassOptions& options) const {
   options.requireKnown(name(), {"max_nodes"});
   const double maxNodes = options.number("max_nodes", static_cast<double>(kDefaultMaxNodes));
   if (!(maxNodes >= 1) || std::floor(maxNodes) != maxNodes || maxNodes > 1e9) {

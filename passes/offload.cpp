@@ -22,6 +22,13 @@ using analysis::Stream;
 using analysis::TaskIndex;
 
 constexpr size_t kExactUnitLimit = 24;
+}
+int64_t g_nodes = 0, g_evals = 0;
+namespace {
+// Branch and bound drops a subtree whose bound is within this fraction of the best step found, and
+// leaves the last quarter of the simulations to local improvement when it runs out of them.
+constexpr double kOptimalityGap = 1e-3;
+constexpr int64_t kBranchEvaluations = kOptimalEvaluations * 3 / 4;
 constexpr double kTolerance = 1e-9;  // relative, when comparing simulated times
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Steps simulated for repeated schedules, tried in turn until the step time settles.
@@ -499,11 +506,13 @@ std::optional<std::vector<bool>> Planner::heuristicSet(std::string* why) const {
   std::vector<bool> resident(problem_.unitBytes.size(), false);
   std::optional<Schedule> current = schedule(resident, Timing::JustInTime, why);
   if (!current) return std::nullopt;
+  Evaluation run = evaluate(*current);
   uint64_t kept = 0;
+  // A unit that does not fit, or would lengthen the step, is not tried again: one simulation per unit.
+  std::vector<bool> tried(problem_.unitBytes.size(), false);
   for (;;) {
     // Stall risk of each streamed unit on the simulated plan: the compute stall its copies cause,
     // then how little slack they leave before their deadlines.
-    const Evaluation run = evaluate(*current);
     struct Risk {
       int32_t unit;
       double stall = 0;
@@ -516,13 +525,13 @@ std::optional<std::vector<bool>> Planner::heuristicSet(std::string* why) const {
       Risk& risk = risks.try_emplace(load.unit, Risk{load.unit}).first->second;
       const double start = run.segmentStart[d];
       const double free = d > 0 ? run.segmentEnd[d - 1] : 0;
-      const double slack = start - run.copyEnd[i];
       if (start > free && sameTime(start, run.copyEnd[i])) risk.stall += start - free;
-      risk.slack = std::min(risk.slack, slack);
+      risk.slack = std::min(risk.slack, start - run.copyEnd[i]);
     }
     std::vector<Risk> ranked;
     for (const auto& [unit, risk] : risks) {
-      if (kept + problem_.unitBytes[static_cast<size_t>(unit)] <= residentCap_) ranked.push_back(risk);
+      const auto u = static_cast<size_t>(unit);
+      if (!tried[u] && kept + problem_.unitBytes[u] <= residentCap_) ranked.push_back(risk);
     }
     std::stable_sort(ranked.begin(), ranked.end(), [&](const Risk& a, const Risk& b) {
       if (a.stall != b.stall) return a.stall > b.stall;
@@ -531,23 +540,28 @@ std::optional<std::vector<bool>> Planner::heuristicSet(std::string* why) const {
     });
     bool added = false;
     for (const Risk& risk : ranked) {
-      resident[static_cast<size_t>(risk.unit)] = true;
-      // Spare budget only: memory that delays no just-in-time trigger.
-      std::optional<Schedule> trial = schedule(resident, Timing::JustInTime);
-      if (trial && !trial->memoryBound) {
-        kept += problem_.unitBytes[static_cast<size_t>(risk.unit)];
-        current = std::move(trial);
-        added = true;
-        break;
+      const auto u = static_cast<size_t>(risk.unit);
+      tried[u] = true;
+      resident[u] = true;
+      // Spare budget only: the unit stays resident when the plan still fits and is no slower.
+      if (std::optional<Schedule> trial = schedule(resident, Timing::JustInTime)) {
+        Evaluation trialRun = evaluate(*trial);
+        if (trialRun.stepSeconds <= run.stepSeconds || sameTime(trialRun.stepSeconds, run.stepSeconds)) {
+          kept += problem_.unitBytes[u];
+          current = std::move(trial);
+          run = std::move(trialRun);
+          added = true;
+          break;
+        }
       }
-      resident[static_cast<size_t>(risk.unit)] = false;
+      resident[u] = false;
     }
     if (!added) return resident;
   }
 }
 
 Outcome Planner::score(const std::vector<bool>& resident, int64_t& evaluations) const {
-  ++evaluations;
+  ++evaluations; ++g_evals;
   Outcome outcome{resident, kInfinity, residentBytes(resident)};
   if (std::optional<Schedule> s = schedule(resident, Timing::Earliest)) outcome.stepSeconds = evaluate(*s).stepSeconds;
   return outcome;
@@ -588,40 +602,74 @@ void Planner::branchAndBound(const std::vector<int32_t>& order, Outcome& best, i
     for (const uint32_t mask : gapMasks[a]) runs += (mask & streamedMask & ~(1U << a)) ? 1 : 0;
     return runs * transferSeconds(problem_.unitBytes[static_cast<size_t>(order[a])]);
   };
-  const uint64_t cap = std::min(residentCap_, problem_.budgetBytes);
+  const uint64_t budget = problem_.budgetBytes;
+  const uint64_t cap = std::min(residentCap_, budget);
+  const auto unitBytes = [&](size_t a) { return problem_.unitBytes[static_cast<size_t>(order[a])]; };
   std::vector<bool> resident(problem_.unitBytes.size(), false);
   std::vector<size_t> undecided;
   const std::function<void(size_t, uint64_t, uint32_t)> visit = [&](size_t a, uint64_t kept, uint32_t streamedMask) {
-    if (evaluations >= kOptimalEvaluations) return;
+    ++g_nodes;
+    if (evaluations >= kBranchEvaluations) return;
+    // Each segment holds the streamed units it reads: the resident bytes must leave room for the
+    // largest such need, and segments reading streamed units are known.
+    uint64_t need = 0;
+    double streamedCompute = 0;
+    for (size_t j = 0; j < segmentMask.size(); ++j) {
+      uint64_t bytes = 0;
+      for (uint32_t bits = segmentMask[j] & streamedMask; bits != 0; bits &= bits - 1) {
+        bytes += unitBytes(static_cast<size_t>(__builtin_ctz(bits)));
+      }
+      need = std::max(need, bytes);
+      if (bytes > 0) streamedCompute += problem_.segments[j].computeSeconds;
+    }
+    if (kept + need > budget) return;
     double transfer = 0;
     for (size_t b = 0; b < a; ++b) {
       if (streamedMask & (1U << b)) transfer += copySeconds(b, streamedMask);
     }
+    // The undecided units a fractional knapsack cannot keep resident in `room` more bytes are streamed.
     undecided.clear();
     double undecidedCost = 0;
-    for (size_t b = a; b < count; ++b) {
+    uint64_t smallest = UINT64_MAX;
+    for (size_t b = 0; b < count; ++b) {
+      if (b < a && !(streamedMask & (1U << b))) continue;
+      smallest = std::min(smallest, unitBytes(b));
+      if (b < a) continue;
       undecided.push_back(b);
       undecidedCost += copySeconds(b, streamedMask | (1U << b));
     }
-    std::sort(undecided.begin(), undecided.end(), [&](size_t x, size_t y) {
-      return copySeconds(x, streamedMask | (1U << x)) / static_cast<double>(problem_.unitBytes[static_cast<size_t>(order[x])]) >
-             copySeconds(y, streamedMask | (1U << y)) / static_cast<double>(problem_.unitBytes[static_cast<size_t>(order[y])]);
-    });
-    double room = static_cast<double>(cap - kept);
-    for (const size_t b : undecided) {
-      const double bytes = static_cast<double>(problem_.unitBytes[static_cast<size_t>(order[b])]);
-      const double cost = copySeconds(b, streamedMask | (1U << b));
-      const double share = std::min(1.0, room / bytes);
-      undecidedCost -= share * cost;
-      room -= share * bytes;
-      if (room <= 0) break;
-    }
-    const double bound = std::max(period_, transfer + std::max(0.0, undecidedCost));
-    if (std::isfinite(best.stepSeconds)) {
-      if (bound > best.stepSeconds && !sameTime(bound, best.stepSeconds)) return;
-      if (bound >= best.stepSeconds || sameTime(bound, best.stepSeconds)) {
-        if (kept >= best.residentBytes) return;
-      }
+    const auto costPerByte = [&](size_t b) {
+      return copySeconds(b, streamedMask | (1U << b)) / static_cast<double>(unitBytes(b));
+    };
+    std::sort(undecided.begin(), undecided.end(), [&](size_t x, size_t y) { return costPerByte(x) > costPerByte(y); });
+    const auto boundWith = [&](uint64_t room) {
+      const auto copies = [&](uint64_t bytesLeft) {
+        double left = static_cast<double>(bytesLeft);
+        double cost = undecidedCost;
+        for (const size_t b : undecided) {
+          if (left <= 0) break;
+          const double bytes = static_cast<double>(unitBytes(b));
+          const double share = std::min(1.0, left / bytes);
+          cost -= share * copySeconds(b, streamedMask | (1U << b));
+          left -= share * bytes;
+        }
+        return transfer + std::max(0.0, cost);
+      };
+      if (streamedMask == 0 || smallest > budget / 2) return std::max(period_, copies(room));
+      // Completions that leave room for two loads beside the resident bytes, and the others: there no
+      // copy runs while a streamed unit is in use.
+      const uint64_t twoLoads = 2 * smallest;
+      double lowest = kInfinity;
+      if (kept + twoLoads <= budget) lowest = copies(std::min(room, budget - twoLoads - kept));
+      if (kept + room + twoLoads > budget) lowest = std::min(lowest, copies(room) + streamedCompute);
+      return std::max(period_, lowest);
+    };
+    const uint64_t room = std::min(cap, budget - need) - kept;
+    // A completion wins with a step more than the gap shorter, or the same step and fewer resident bytes.
+    if (boundWith(room) >= best.stepSeconds * (1 - kOptimalityGap)) {
+      if (kept >= best.residentBytes) return;
+      const double fewer = boundWith(std::min(room, best.residentBytes - 1 - kept));
+      if (fewer > best.stepSeconds && !sameTime(fewer, best.stepSeconds)) return;
     }
     if (a == count) {
       Outcome outcome = score(resident, evaluations);
@@ -689,23 +737,24 @@ Outcome Planner::optimalSet() const {
   });
   if (order.size() <= kExactUnitLimit) {
     branchAndBound(order, best, evaluations);
-    return best;
-  }
-  const uint64_t cap = std::min(residentCap_, problem_.budgetBytes);
-  Outcome greedy = score(none, evaluations);
-  uint64_t kept = 0;
-  for (const int32_t unit : order) {
-    const uint64_t bytes = problem_.unitBytes[static_cast<size_t>(unit)];
-    if (kept + bytes > cap) continue;
-    std::vector<bool> resident = greedy.resident;
-    resident[static_cast<size_t>(unit)] = true;
-    Outcome outcome = score(resident, evaluations);
-    if (better(outcome, greedy)) {
-      greedy = std::move(outcome);
-      kept += bytes;
+  } else {
+    const uint64_t cap = std::min(residentCap_, problem_.budgetBytes);
+    Outcome greedy = score(none, evaluations);
+    uint64_t kept = 0;
+    for (const int32_t unit : order) {
+      const uint64_t bytes = problem_.unitBytes[static_cast<size_t>(unit)];
+      if (kept + bytes > cap || evaluations >= kBranchEvaluations) continue;
+      std::vector<bool> resident = greedy.resident;
+      resident[static_cast<size_t>(unit)] = true;
+      Outcome outcome = score(resident, evaluations);
+      if (better(outcome, greedy)) {
+        greedy = std::move(outcome);
+        kept += bytes;
+      }
     }
+    if (better(greedy, best)) best = std::move(greedy);
   }
-  if (better(greedy, best)) best = std::move(greedy);
+  // Finds nothing after a complete branch and bound; improves on one that ran out of simulations.
   improveLocally(order, best, evaluations);
   return best;
 }

@@ -30,13 +30,16 @@
 // - heuristic: MagiCompiler's just-in-time latest prefetch without its flaws: each copy triggered at
 //   the latest segment that leaves its transfer time + margin before its deadline on the stall-free
 //   timeline, the serial copy stream accounted for once (no double-counted weightless segments),
-//   wrap-around for repeated steps, the budget never exceeded, and spare budget (memory that does not
-//   delay any trigger) spent on keeping the units with the highest stall risk resident.
+//   wrap-around for repeated steps, the budget never exceeded, and spare budget spent on keeping the
+//   units with the highest stall risk resident (each kept when the simulated step does not get longer).
 // - optimal: the resident set with the smallest simulated step time (ties: fewer resident bytes).
-//   Exact branch and bound over up to 24 units, bounded by max(compute, transfer of what must be
-//   streamed); with more units, or when more than kOptimalEvaluations resident sets survive the
-//   bound, the best found by greedy (largest transfer per compute first) and local improvement (add,
-//   drop, swap one unit). Every set starts from the earliest triggers the memory allows; the chosen
+//   Up to 24 units: branch and bound, exact to within 0.1% of the step. Its bound is the larger of
+//   compute and the copy time of what must be streamed (a fractional knapsack over the undecided
+//   units, with room left for the buffers the streamed units need), plus the compute of segments that
+//   read streamed units when no two loads fit at once. More units: greedy, largest transfer per
+//   compute first. Both start from the other policies' resident sets and end with local improvement
+//   (add, drop or swap one unit); the search stops after kOptimalEvaluations simulated sets (branch
+//   and bound gets three quarters of them), so on hard instances it is the best found, not proven. Every set starts from the earliest triggers the memory allows; the chosen
 //   one then gets as-late-as-possible triggers on its simulated timeline, kept when they do not slow
 //   the step.
 #pragma once
@@ -78,7 +81,7 @@ struct OffloadOptions {
 inline constexpr std::string_view kOffloadPolicies[] = {"base", "cost-effective", "heuristic", "optimal"};
 
 // Resident sets the optimal policy simulates at most before it settles for the best found.
-inline constexpr int64_t kOptimalEvaluations = 20000;
+inline constexpr int64_t kOptimalEvaluations = 2000;
 
 // Plans and simulates; the decision's numbers describe the simulated step. Throws Error(Usage) on an
 // unknown policy, an inconsistent problem or options, and when the budget cannot hold the weights one

@@ -120,8 +120,10 @@ PassResult OffloadPass::run(const PassContext& context, const plan::PlanState& b
     const auto segmentName = [&](int32_t s) {
       return s >= 0 && static_cast<size_t>(s) < problem.segments.size() ? problem.segments[s].name : std::string("?");
     };
-    result.diff.push_back("+ stream " + problem.unitNames[p.unit] + ": copy " + ms(p.start) + " .. " + ms(p.end) +
-                          " after " + segmentName(p.trigger) + " starts, for " + segmentName(p.deadline));
+    // A negative start is in the previous step's tail (steps repeat).
+    const std::string when = p.start < 0 ? " in the previous step's tail" : "";
+    result.diff.push_back("+ stream " + problem.unitNames[p.unit] + ": copy " + ms(p.start) + " .. " + ms(p.end) + when +
+                          ", after " + segmentName(p.trigger) + " starts, for " + segmentName(p.deadline));
   }
   result.state.offload = std::move(decision);
   return result;

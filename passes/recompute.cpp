@@ -311,9 +311,12 @@ plan::RecomputeDecision decisionFor(const ir::Graph& graph, const JointInfo& joi
   return decision;
 }
 
+// MagiCompiler's list (torch's compute-intensive ops plus flagged custom ops) misses grouped MoE
+// GEMMs and cuDNN attention; every matmul, attention and convolution counts here.
 bool computeSensitive(const ir::Graph& graph, NodeId id, const ir::OpRegistry& ops) {
   const ir::OpInfo& info = ops.lookup(graph.target(id));
-  return info.computeSensitive || info.category == ir::OpCategory::Attention;
+  return info.computeSensitive || info.category == ir::OpCategory::Matmul || info.category == ir::OpCategory::Attention ||
+         info.category == ir::OpCategory::Convolution;
 }
 
 }  // namespace
@@ -440,8 +443,14 @@ RecomputeEvaluation evaluateSavedSet(const PassContext& context, const JointInfo
   eval.partition = analysis::partitionJoint(context.graph, joint, saved);
   const analysis::StepSchedule schedule = analysis::trainingSchedule(eval.partition);
   eval.timeline = analysis::memoryTimeline(context.graph, context.inputs, schedule, &joint, &eval.partition);
-  for (NodeId id : schedule.nodes) eval.stepSeconds += nodeSeconds[id];
-  for (NodeId id : eval.partition.recomputed) eval.recomputeSeconds += recomputeCost[id];
+  // A recomputed value costs its recompute price (fused into its backward consumer where it can
+  // be); everything else its node time.
+  for (size_t i = 0; i < schedule.nodes.size(); ++i) {
+    const NodeId id = schedule.nodes[i];
+    const bool recomputation = i >= schedule.backwardStart && eval.partition.inForward[id];
+    eval.stepSeconds += recomputation ? recomputeCost[id] : nodeSeconds[id];
+    if (recomputation) eval.recomputeSeconds += recomputeCost[id];
+  }
   for (NodeId id : eval.partition.saved) {
     if (!context.inputs.isWeight(id) && context.graph.node(id).meta.isTensor()) {
       eval.savedBytes += context.graph.node(id).meta.storageBytes();
@@ -469,7 +478,9 @@ class LagrangianCut {
     }
   }
 
-  [[nodiscard]] std::vector<NodeId> solve(double lambda) const {
+  // lambdaEarly applies to forward values before forward position `split`, lambdaLate to the rest;
+  // equal lambdas give the plain Lagrangian cut.
+  [[nodiscard]] std::vector<NodeId> solve(double lambdaEarly, double lambdaLate, int32_t split) const {
     const size_t n = graph_.size();
     FlowNetwork network(static_cast<uint32_t>(2 * n + 2));
     const uint32_t source = static_cast<uint32_t>(2 * n), sink = source + 1;
@@ -494,7 +505,9 @@ class LagrangianCut {
       int64_t saveCost = FlowNetwork::kInfinite;
       if (node.meta.isTensor()) {
         saveCost = inputs_.isWeight(id) ? 0
-                                        : static_cast<int64_t>(std::llround(lambda * static_cast<double>(node.meta.storageBytes())));
+                                        : static_cast<int64_t>(std::llround(
+                                              (joint_.forwardOrder[id] >= 0 && joint_.forwardOrder[id] < split ? lambdaEarly : lambdaLate) *
+                                              static_cast<double>(node.meta.storageBytes())));
       } else if (node.meta.kind == ir::ValueKind::SymInt || node.meta.kind == ir::ValueKind::SymBool) {
         saveCost = 0;
       }
@@ -523,20 +536,15 @@ class LagrangianCut {
 
 std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const JointInfo& joint) {
   requireJoint(context.graph, joint);
-  const std::vector<double> nodeSeconds = analysis::nodeSeconds(context.graph, context.hw);
+  const std::vector<double> nodeSeconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
   const std::vector<double> cost = recomputeSeconds(context);
   const LagrangianCut cuts(context, joint, cost);
   std::vector<FrontierPoint> points;
   std::set<std::vector<NodeId>> seen;
-  // lambda in picoseconds per byte: 0 saves everything the backward reads; 1e9 saves the least bytes.
-  constexpr int kSteps = 48;
-  for (int i = 0; i <= kSteps; ++i) {
-    context.progress.checkCancelled();
-    const double lambda = i == 0 ? 0.0 : std::pow(10.0, -4.0 + 13.0 * (i - 1) / (kSteps - 1));
-    std::vector<NodeId> saved = cuts.solve(lambda);
-    if (!seen.insert(saved).second) continue;
+  auto consider = [&](std::vector<NodeId> saved, double lambda) {
+    if (!seen.insert(saved).second) return false;
     const RecomputeEvaluation eval = evaluateSavedSet(context, joint, saved, nodeSeconds, cost);
-    if (!eval.partition.valid()) continue;
+    if (!eval.partition.valid()) return false;
     FrontierPoint point;
     point.saved = eval.partition.saved;
     point.peakBytes = eval.timeline.peakBytes;
@@ -544,14 +552,41 @@ std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const Join
     point.stepSeconds = eval.stepSeconds;
     point.lambda = lambda;
     points.push_back(std::move(point));
-    context.progress.update(static_cast<uint64_t>(i + 1), kSteps + 1);
+    return true;
+  };
+  // The convex hull: lambda in picoseconds per byte, from 0 (save everything the backward reads)
+  // to 1e9 (save the fewest bytes).
+  constexpr int kSteps = 48;
+  std::vector<double> hull;
+  for (int i = 0; i <= kSteps; ++i) {
+    context.progress.checkCancelled();
+    const double lambda = i == 0 ? 0.0 : std::pow(10.0, -4.0 + 13.0 * (i - 1) / (kSteps - 1));
+    if (consider(cuts.solve(lambda, lambda, 0), lambda)) hull.push_back(lambda);
+    context.progress.update(static_cast<uint64_t>(i + 1), 2 * kSteps);
+  }
+  // torch's and MagiCompiler's choices are candidates too, so the frontier never loses to them.
+  consider(torchPolicy(context.graph, joint, context.inputs).saved, -1);
+  consider(heuristicPolicy(context.graph, joint, context.ops).saved, -1);
+  // Between two hull points the frontier is not convex: the peak is reached at one moment, so
+  // saving less only in the layers that run first (their values live longest) gives the points
+  // in between.
+  int32_t forwardCount = 0;
+  for (NodeId id = 0; id < context.graph.size(); ++id) forwardCount += joint.isForward(id) ? 1 : 0;
+  constexpr int kSplits = 8;
+  for (size_t h = 0; h + 1 < hull.size(); ++h) {
+    context.progress.checkCancelled();
+    for (int k = 1; k < kSplits; ++k) {
+      consider(cuts.solve(hull[h + 1], hull[h], forwardCount * k / kSplits), hull[h]);
+    }
+    context.progress.update(static_cast<uint64_t>(kSteps + h * kSteps / hull.size()), 2 * kSteps);
   }
   std::sort(points.begin(), points.end(), [](const FrontierPoint& a, const FrontierPoint& b) {
     return a.peakBytes != b.peakBytes ? a.peakBytes < b.peakBytes : a.recomputeSeconds < b.recomputeSeconds;
   });
+  // Keep points that cost less recompute than every smaller-peak point (ties within 0.1% merge).
   std::vector<FrontierPoint> frontier;
   for (FrontierPoint& p : points) {
-    if (!frontier.empty() && frontier.back().recomputeSeconds <= p.recomputeSeconds) continue;
+    if (!frontier.empty() && frontier.back().recomputeSeconds <= p.recomputeSeconds * 1.001) continue;
     frontier.push_back(std::move(p));
   }
   return frontier;
@@ -590,7 +625,7 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
   const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
   requireJoint(context.graph, joint);
   const std::string policy = options.string("policy", "torch");
-  const std::vector<double> nodeSeconds = analysis::nodeSeconds(context.graph, context.hw);
+  const std::vector<double> nodeSeconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
   const std::vector<double> cost = recomputeSeconds(context);
 
   PassResult result;

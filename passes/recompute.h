@@ -5,12 +5,13 @@
 //              activation_memory_budget = 1), reproduced rule for rule.
 //   heuristic  MagiCompiler's rule: keep compute-sensitive outputs (pushed down through a single
 //              view or narrowing cast), keep primals the backward reads, recompute the rest. Unlike
-//              MagiCompiler a value whose only user is an output is kept, and attention of every
-//              kind counts as compute sensitive.
+//              MagiCompiler a value whose only user is an output is kept, and every matmul
+//              (grouped MoE GEMMs too), attention and convolution counts as compute sensitive.
 //   budget     least estimated recompute time such that the estimated peak of the whole step is
 //              within a byte budget. Each candidate is an exact minimum cut of the Lagrangian
 //              recompute seconds + lambda x saved bytes; lambda sweeps the frontier's convex hull
-//              and the step's peak is checked on the memory timeline (see docs/planning.md).
+//              and the step's peak is checked on the memory timeline; torch's and the heuristic's
+//              choices are candidates too (see docs/planning.md).
 //   file       the saved set listed in a JSON file (names), to evaluate someone else's choice.
 #pragma once
 
@@ -53,7 +54,7 @@ struct FrontierPoint {
   uint64_t peakBytes = 0;
   double recomputeSeconds = 0;
   double stepSeconds = 0;
-  double lambda = 0;  // picoseconds per byte of the cut that produced it
+  double lambda = 0;  // picoseconds per byte of the cut that produced it; -1: torch's or the heuristic's set
 };
 // Non-dominated (peak, recompute time) points of the Lagrangian cuts, by increasing peak.
 [[nodiscard]] std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const analysis::JointInfo& joint);

@@ -80,9 +80,11 @@ Pieces splitPieces(const PassContext& context, bool attention) {
       id += 1;
       continue;
     }
-    const auto inputs = graph.inputs(node);
-    if (op.category == ir::OpCategory::Getitem && !inputs.empty() && out.boundary[inputs[0]]) {
-      raw[node] = raw[inputs[0]];
+    // An element of the split op's tuple result (not an index into a tensor it returned).
+    const bool element = op.category == ir::OpCategory::Getitem && info.args.size() == 2 &&
+                         info.args[0].kind == ir::Arg::Kind::Node && info.args[1].kind == ir::Arg::Kind::Int;
+    if (element && out.boundary[info.args[0].node]) {
+      raw[node] = raw[info.args[0].node];
       continue;
     }
     raw[node] = id;

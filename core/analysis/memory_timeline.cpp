@@ -121,23 +121,25 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     current[id] = static_cast<int32_t>(storages.size());
     storages.push_back(life);
   }
-  // Outputs of the step stay live to its end.
+  // Outputs of the step stay live to its end; a storage is a gradient or an output when any view
+  // of it is returned as one.
+  std::vector<uint8_t> returnsGradient(storages.size(), 0), returnsOutput(storages.size(), 0);
   for (ir::NodeId id = 0; id < n; ++id) {
-    if ((forwardOutput[id] || gradient[id]) && current[id] >= 0) storages[current[id]].last = lastStep;
+    if (current[id] < 0 || !(forwardOutput[id] || gradient[id])) continue;
+    storages[current[id]].last = lastStep;
+    (gradient[id] ? returnsGradient : returnsOutput)[current[id]] = 1;
   }
 
-  for (StorageLife& life : storages) {
+  for (size_t s = 0; s < storages.size(); ++s) {
+    StorageLife& life = storages[s];
     if (life.category == MemoryCategory::Weights || graph.node(life.node).kind == ir::NodeKind::Placeholder) continue;
-    if (life.phase == Phase::Backward) {
-      if (partition != nullptr && partition->inForward[life.node]) {
-        life.category = MemoryCategory::Recomputed;
-      } else if (gradient[life.node]) {
-        life.category = MemoryCategory::Gradients;
-      } else {
-        life.category = MemoryCategory::Temporaries;
-      }
-    } else if (forwardOutput[life.node]) {
+    if (returnsGradient[s]) {
+      life.category = MemoryCategory::Gradients;
+    } else if (returnsOutput[s]) {
       life.category = MemoryCategory::Outputs;
+    } else if (life.phase == Phase::Backward) {
+      life.category = partition != nullptr && partition->inForward[life.node] ? MemoryCategory::Recomputed
+                                                                              : MemoryCategory::Temporaries;
     } else if (life.last >= schedule.backwardStart) {
       life.category = MemoryCategory::Saved;
     } else {

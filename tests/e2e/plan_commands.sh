@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# `lathe plan`, `timeline` and `pareto` on every training and inference sample: exit 0, a plan
+# bundle that reads back, the same plan on a rerun, and usage / bad-input errors with their codes.
+# usage: plan_commands.sh LATHE SAMPLES_DIR SOURCE_DIR
+set -uo pipefail
+lathe=$1 samples=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+# Plan bundles of the same graph are identical apart from the pass timings.
+strip_timings() { python3 -c '
+import json, sys
+plan = json.load(open(sys.argv[1]))
+assert plan["format"] == "lathe.plan/1", plan["format"]
+for step in plan["steps"]:
+    step["seconds"] = 0
+print(json.dumps(plan, sort_keys=True))' "$1"; }
+
+check_plan() {  # check_plan NAME CAPTURE PIPELINE [GRAPH]
+  local name=$1 capture=$2 pipeline=$3 graph=${4:-}
+  local args=("$capture" --hw h200 --pipeline "$pipeline" -o "$tmp/$name.json")
+  [ -n "$graph" ] && args+=(--graph "$graph")
+  if ! "$lathe" plan "${args[@]}" > "$tmp/out" 2> "$tmp/err"; then
+    fail "plan $name: $(head -c 400 "$tmp/err")"; return
+  fi
+  "$lathe" plan "${args[@]/$tmp\/$name.json/$tmp/$name.again.json}" > /dev/null 2>&1
+  if [ "$(strip_timings "$tmp/$name.json")" != "$(strip_timings "$tmp/$name.again.json")" ]; then
+    fail "plan $name: a rerun gives another plan"; return
+  fi
+  "$lathe" timeline "$tmp/$name.json" > "$tmp/timeline" 2> "$tmp/err" || { fail "timeline $name: $(head -c 300 "$tmp/err")"; return; }
+  "$lathe" timeline "$tmp/$name.json" --csv > "$tmp/timeline.csv" || { fail "timeline --csv $name"; return; }
+  local rows; rows=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["timeline"]["node"]))' "$tmp/$name.json")
+  [ "$(($(wc -l < "$tmp/timeline.csv") - 1))" -eq "$rows" ] || { fail "timeline --csv $name: $rows steps expected"; return; }
+  echo "ok   $name: $pipeline"
+}
+
+training="llama3_8b_2l_tiny_train llama3_8b_2l_train llama3_8b_4l_train llama3_8b_2l_dyntrain gpt2_tiny_train gpt2_train
+          mixtral_2l_tiny_train mixtral_2l_train vit_b16_tiny_train"
+for s in $training; do
+  capture=$samples/captures/$s.log.gz
+  check_plan "$s" "$capture" "split,fusion,recompute(policy=torch)"
+  check_plan "$s-heuristic" "$capture" "split,recompute(policy=heuristic),offload(policy=heuristic,resident=0.3)"
+  check_plan "$s-budget" "$capture" "split,fusion,recompute(policy=budget,memory=64GiB),offload(policy=optimal,resident=0.5)"
+  if "$lathe" pareto "$capture" --json > "$tmp/pareto.json" 2> "$tmp/err" &&
+     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["frontier"] and "torch" in d["policies"]' "$tmp/pareto.json"; then
+    echo "ok   $s: pareto"
+  else
+    fail "pareto $s: $(head -c 300 "$tmp/err")"
+  fi
+done
+check_plan fsdp-rank0 "$samples/captures/llama_4l_fsdp_ranks" "split,fusion,recompute(policy=torch)" "rank0:0/0:aot_joint_graph"
+for s in llama3_8b_2l_infer llama3_8b_2l_tiny_infer gpt2_infer mixtral_2l_infer; do
+  check_plan "$s" "$samples/captures/$s.log.gz" "split,fusion,offload(policy=optimal,resident=0.25)"
+done
+for s in gpt2_tiny llama3_8b_2l_tiny mixtral_2l_tiny; do
+  check_plan "pt2-$s" "$samples/pt2/$s.pt2" "split,fusion"
+done
+
+expect() {  # expect CODE DESCRIPTION -- COMMAND...
+  local want=$1 what=$2; shift 3
+  "$@" > "$tmp/out" 2> "$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then fail "$what: exit $got, expected $want: $(head -c 300 "$tmp/err")"
+  elif [ -s "$tmp/out" ]; then fail "$what: failed but wrote to stdout"
+  else echo "ok   $what"; fi
+}
+tiny=$samples/captures/llama3_8b_2l_tiny_train.log.gz
+expect 1 "unknown pass" -- "$lathe" plan "$tiny" --pipeline "split,fuse"
+expect 1 "unclosed options" -- "$lathe" plan "$tiny" --pipeline "recompute(policy=torch"
+expect 1 "unknown option" -- "$lathe" plan "$tiny" --pipeline "recompute(polcy=torch)"
+expect 1 "recompute on an inference graph" -- "$lathe" plan "$samples/captures/llama3_8b_2l_tiny_infer.log.gz" --pipeline recompute
+expect 1 "offload before split" -- "$lathe" plan "$tiny" --pipeline "offload"
+expect 2 "unknown hardware (neither a profile nor a file)" -- "$lathe" plan "$tiny" --hw tpu9
+expect 2 "timeline of a capture" -- "$lathe" timeline "$tiny"
+printf '{"format": "lathe.plan/9"}' > "$tmp/future.json"
+expect 2 "timeline of another plan version" -- "$lathe" timeline "$tmp/future.json"
+head -c 2000 "$tmp/llama3_8b_2l_tiny_train.json" > "$tmp/truncated.json"
+expect 2 "timeline of a truncated plan" -- "$lathe" timeline "$tmp/truncated.json"
+# A failed plan leaves no file behind.
+"$lathe" plan "$tiny" --pipeline "split,fuse" -o "$tmp/never.json" > /dev/null 2>&1
+[ -e "$tmp/never.json" ] && fail "a failed plan wrote its output"
+
+[ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }
+echo "all plan commands ok"

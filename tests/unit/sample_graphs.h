@@ -1,0 +1,36 @@
+// Loads one graph of a sample capture with what planning needs beside it: the Dynamo graph of the
+// same compile (for parameter roles) and the placeholder roles.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "analysis/graph_inputs.h"
+#include "io/artifact.h"
+
+namespace lathe::testing {
+
+struct SampleGraph {
+  std::shared_ptr<const ir::Graph> graph;
+  std::shared_ptr<const ir::Graph> dynamo;
+  std::shared_ptr<const ir::Graph> forward;  // the compile's aot_forward_graph, when it has one
+  analysis::GraphInputs inputs;
+};
+
+// `sample` relative to the samples directory ("captures/llama3_8b_2l_train.log.gz"); `graphId`
+// as `lathe graphs` lists it ("0/0:aot_joint_graph"). Fails the calling test (throws) when absent.
+inline SampleGraph loadSampleGraph(const std::string& sample, const std::string& graphId) {
+  const io::Artifact artifact = io::loadArtifact(std::string(LATHE_SAMPLES_DIR) + "/" + sample);
+  SampleGraph out;
+  const std::string compile = graphId.substr(0, graphId.rfind(':'));
+  for (const io::GraphListing& g : artifact.graphs()) {
+    if (g.id == graphId) out.graph = g.graph;
+    if (g.id == compile + ":dynamo_output_graph") out.dynamo = g.graph;
+    if (g.id == compile + ":aot_forward_graph") out.forward = g.graph;
+  }
+  if (!out.graph) throw std::runtime_error(sample + " has no graph " + graphId);
+  out.inputs = analysis::inferGraphInputs(*out.graph, out.dynamo.get());
+  return out;
+}
+
+}  // namespace lathe::testing
