@@ -13,7 +13,6 @@ namespace lathe::passes {
 
 namespace {
 
-using analysis::Dependency;
 using analysis::Edge;
 using analysis::SimInput;
 using analysis::SimResult;
@@ -21,18 +20,18 @@ using analysis::SimTask;
 using analysis::Stream;
 using analysis::TaskIndex;
 
-constexpr size_t kExactUnitLimit = 24;
-}
-int64_t g_nodes = 0, g_evals = 0;
-namespace {
+constexpr size_t kExactUnitLimit = 24;  // units the optimal policy branches and bounds over
 // Branch and bound drops a subtree whose bound is within this fraction of the best step found, and
 // leaves the last quarter of the simulations to local improvement when it runs out of them.
 constexpr double kOptimalityGap = 1e-3;
 constexpr int64_t kBranchEvaluations = kOptimalEvaluations * 3 / 4;
+constexpr int64_t kBranchNodes = 500000;  // about a third of a second
 constexpr double kTolerance = 1e-9;  // relative, when comparing simulated times
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Steps simulated for repeated schedules, tried in turn until the step time settles.
 constexpr int32_t kStepCounts[] = {8, 32, 128};
+
+std::string bytesText(uint64_t bytes) { return std::to_string(bytes) + " bytes"; }
 
 bool sameTime(double a, double b) {
   return std::abs(a - b) <= kTolerance * std::max({std::abs(a), std::abs(b), 1e-12});
@@ -46,14 +45,14 @@ struct Load {
   uint64_t bytes = 0;
 };
 
-// A resident set with its simulated step; `a` beats `b` with a shorter step, or the same step and
-// fewer resident bytes (the smallest resident set that reaches a step time).
+// A resident set with its simulated step (infinite: the budget cannot hold it).
 struct Outcome {
   std::vector<bool> resident;
   double stepSeconds = kInfinity;
   uint64_t residentBytes = 0;
 };
 
+// A shorter step, or the same step with fewer resident bytes: the smallest set that reaches a step.
 bool better(const Outcome& a, const Outcome& b) {
   if (!std::isfinite(a.stepSeconds)) return false;
   if (!std::isfinite(b.stepSeconds) || !sameTime(a.stepSeconds, b.stepSeconds)) return a.stepSeconds < b.stepSeconds;
@@ -66,7 +65,6 @@ struct Schedule {
   uint64_t residentBytes = 0;
   std::vector<Load> loads;        // deadline order, which is also copy-stream order
   std::vector<int32_t> triggers;  // per load
-  bool memoryBound = false;       // the budget delayed a trigger the timing rule asked for
 };
 
 // The simulated steady step of a schedule. Times are relative to the step's start (the end of the
@@ -103,7 +101,6 @@ class Planner {
                          : nominalStart_[static_cast<size_t>(position + n_)] - period_;
   }
   [[nodiscard]] std::string unitName(int32_t unit) const;
-  [[nodiscard]] std::string bytesText(uint64_t bytes) const;
 
   [[nodiscard]] std::optional<std::vector<int32_t>> memoryTriggers(const std::vector<Load>& loads, uint64_t resident,
                                                                    std::string* why) const;
@@ -139,8 +136,7 @@ class Planner {
   std::vector<bool> segmentReadsWeights_;
   std::vector<double> unitCompute_;  // compute of the segments reading each unit
   std::vector<int32_t> candidates_;  // units with bytes that some segment reads
-  uint64_t totalBytes_ = 0;
-  uint64_t residentCap_ = 0;
+  uint64_t residentCap_ = 0;  // resident bytes allowed: the budget, or less with a resident fraction
 };
 
 Planner::Planner(const OffloadProblem& problem, const OffloadOptions& options)
@@ -191,8 +187,9 @@ Planner::Planner(const OffloadProblem& problem, const OffloadOptions& options)
     }
   }
   period_ = nominalStart_.back();
+  uint64_t totalBytes = 0;
   for (size_t u = 0; u < unitCount; ++u) {
-    totalBytes_ += problem.unitBytes[u];
+    totalBytes += problem.unitBytes[u];
     if (seenAt[u] >= 0 && problem.unitBytes[u] > 0) candidates_.push_back(static_cast<int32_t>(u));
   }
   if (!candidates_.empty() && (!std::isfinite(problem.h2dBandwidth) || problem.h2dBandwidth <= 0)) {
@@ -200,8 +197,8 @@ Planner::Planner(const OffloadProblem& problem, const OffloadOptions& options)
   }
   residentCap_ = problem.budgetBytes;
   if (options.residentFraction) {
-    const auto fractionBytes = static_cast<uint64_t>(std::floor(*options.residentFraction * static_cast<double>(totalBytes_)));
-    residentCap_ = std::min(residentCap_, fractionBytes);
+    const double fractionBytes = std::floor(*options.residentFraction * static_cast<double>(totalBytes));
+    residentCap_ = std::min(residentCap_, static_cast<uint64_t>(fractionBytes));
   }
 }
 
@@ -209,8 +206,6 @@ std::string Planner::unitName(int32_t unit) const {
   const auto u = static_cast<size_t>(unit);
   return u < problem_.unitNames.size() ? problem_.unitNames[u] : "unit " + std::to_string(unit);
 }
-
-std::string Planner::bytesText(uint64_t bytes) const { return std::to_string(bytes) + " bytes"; }
 
 uint64_t Planner::residentBytes(const std::vector<bool>& resident) const {
   uint64_t bytes = 0;
@@ -293,7 +288,7 @@ std::optional<std::vector<int32_t>> Planner::memoryTriggers(const std::vector<Lo
         *why = "the weight budget of " + bytesText(budget) + " cannot hold the " + bytesText(atDeadline) +
                " needed when segment '" + problem_.segments[static_cast<size_t>(load.deadline)].name +
                "' starts (" + bytesText(resident) + " resident, " + bytesText(load.bytes) + " of " +
-               "'" + unitName(load.unit) + "', the rest loads still in use)";
+               "'" + unitName(load.unit) + "' and loads still in use)";
       }
       return std::nullopt;
     }
@@ -379,10 +374,7 @@ std::optional<Schedule> Planner::schedule(const std::vector<bool>& resident, Tim
       break;
   }
   s.triggers.resize(s.loads.size());
-  for (size_t i = 0; i < s.loads.size(); ++i) {
-    s.memoryBound = s.memoryBound || (*memory)[i] > wanted[i];
-    s.triggers[i] = std::max(wanted[i], (*memory)[i]);
-  }
+  for (size_t i = 0; i < s.loads.size(); ++i) s.triggers[i] = std::max(wanted[i], (*memory)[i]);
   orderTriggers(s.triggers);
   return s;
 }
@@ -422,7 +414,8 @@ Evaluation Planner::evaluate(uint64_t resident, const std::vector<Load>& loads, 
         // Triggered once the segment before the trigger position has ended.
         const int64_t before = static_cast<int64_t>(s) * n_ + positions[i] - 1;
         if (before >= 0) {
-          task.after.push_back({computeTask(static_cast<size_t>(before / n_), static_cast<size_t>(before % n_)), Edge::End});
+          const TaskIndex trigger = computeTask(static_cast<size_t>(before / n_), static_cast<size_t>(before % n_));
+          task.after.push_back({trigger, Edge::End});
         }
       }
     }
@@ -431,7 +424,8 @@ Evaluation Planner::evaluate(uint64_t resident, const std::vector<Load>& loads, 
     for (size_t s = 0; s < steps; ++s) stepEnd[s] = result.sim.tasks[static_cast<size_t>(computeTask(s, n - 1))].end;
     if (!problem_.repeated) break;
     // Settled when the last two pairs of steps take equally long (a pair also covers schedules that
-    // alternate between two step lengths).
+    // alternate between two step lengths); otherwise more steps, and at the last attempt the average
+    // over the second half.
     const double lastPair = stepEnd[steps - 1] - stepEnd[steps - 3];
     const double pairBefore = stepEnd[steps - 3] - stepEnd[steps - 5];
     if (sameTime(lastPair, pairBefore)) break;
@@ -446,7 +440,9 @@ Evaluation Planner::evaluate(uint64_t resident, const std::vector<Load>& loads, 
   result.steps = static_cast<int32_t>(steps);
   result.peakBytes = result.sim.peakBytes;
   const size_t last = steps - 1;
-  const auto at = [&](TaskIndex task) -> const analysis::TaskRecord& { return result.sim.tasks[static_cast<size_t>(task)]; };
+  const auto at = [&](TaskIndex task) -> const analysis::TaskRecord& {
+    return result.sim.tasks[static_cast<size_t>(task)];
+  };
   for (size_t j = 0; j < n; ++j) {
     result.segmentStart.push_back(at(computeTask(last, j)).start - result.stepStart);
     result.segmentEnd.push_back(at(computeTask(last, j)).end - result.stepStart);
@@ -508,7 +504,7 @@ std::optional<std::vector<bool>> Planner::heuristicSet(std::string* why) const {
   if (!current) return std::nullopt;
   Evaluation run = evaluate(*current);
   uint64_t kept = 0;
-  // A unit that does not fit, or would lengthen the step, is not tried again: one simulation per unit.
+  // A unit tried and turned down is not tried again: at most one simulation per unit.
   std::vector<bool> tried(problem_.unitBytes.size(), false);
   for (;;) {
     // Stall risk of each streamed unit on the simulated plan: the compute stall its copies cause,
@@ -561,7 +557,7 @@ std::optional<std::vector<bool>> Planner::heuristicSet(std::string* why) const {
 }
 
 Outcome Planner::score(const std::vector<bool>& resident, int64_t& evaluations) const {
-  ++evaluations; ++g_evals;
+  ++evaluations;
   Outcome outcome{resident, kInfinity, residentBytes(resident)};
   if (std::optional<Schedule> s = schedule(resident, Timing::Earliest)) outcome.stepSeconds = evaluate(*s).stepSeconds;
   return outcome;
@@ -597,9 +593,16 @@ void Planner::branchAndBound(const std::vector<int32_t>& order, Outcome& best, i
       previous = j;
     }
   }
-  const auto copySeconds = [&](size_t a, uint32_t streamedMask) {
+  // Copy time of unit a when streamed: one copy per run of uses. A gap splits the run when it holds a
+  // streamed unit, or more undecided units than can still be kept resident (`fitting`).
+  const auto copySeconds = [&](size_t a, uint32_t streamedMask, uint32_t undecidedMask, uint64_t fitting) {
     double runs = 1;
-    for (const uint32_t mask : gapMasks[a]) runs += (mask & streamedMask & ~(1U << a)) ? 1 : 0;
+    const uint32_t others = ~(1U << a);
+    for (const uint32_t mask : gapMasks[a]) {
+      const bool split = (mask & streamedMask & others) != 0 ||
+                         static_cast<uint64_t>(__builtin_popcount(mask & undecidedMask & others)) > fitting;
+      runs += split ? 1 : 0;
+    }
     return runs * transferSeconds(problem_.unitBytes[static_cast<size_t>(order[a])]);
   };
   const uint64_t budget = problem_.budgetBytes;
@@ -607,9 +610,11 @@ void Planner::branchAndBound(const std::vector<int32_t>& order, Outcome& best, i
   const auto unitBytes = [&](size_t a) { return problem_.unitBytes[static_cast<size_t>(order[a])]; };
   std::vector<bool> resident(problem_.unitBytes.size(), false);
   std::vector<size_t> undecided;
+  std::vector<double> undecidedCosts;
+  std::vector<double> costOf(count, 0);
+  int64_t nodes = 0;
   const std::function<void(size_t, uint64_t, uint32_t)> visit = [&](size_t a, uint64_t kept, uint32_t streamedMask) {
-    ++g_nodes;
-    if (evaluations >= kBranchEvaluations) return;
+    if (evaluations >= kBranchEvaluations || ++nodes > kBranchNodes) return;
     // Each segment holds the streamed units it reads: the resident bytes must leave room for the
     // largest such need, and segments reading streamed units are known.
     uint64_t need = 0;
@@ -623,48 +628,62 @@ void Planner::branchAndBound(const std::vector<int32_t>& order, Outcome& best, i
       if (bytes > 0) streamedCompute += problem_.segments[j].computeSeconds;
     }
     if (kept + need > budget) return;
-    double transfer = 0;
-    for (size_t b = 0; b < a; ++b) {
-      if (streamedMask & (1U << b)) transfer += copySeconds(b, streamedMask);
-    }
-    // The undecided units a fractional knapsack cannot keep resident in `room` more bytes are streamed.
-    undecided.clear();
-    double undecidedCost = 0;
-    uint64_t smallest = UINT64_MAX;
+    // Units decided streamed cost their copies; of the undecided, the ones a knapsack cannot keep
+    // resident in the bytes left are streamed too.
+    const uint64_t room = std::min(cap, budget - need) - kept;
+    const uint32_t undecidedMask = static_cast<uint32_t>(((uint64_t{1} << count) - 1) & ~((uint64_t{1} << a) - 1));
+    uint64_t smallestUndecided = UINT64_MAX;
+    uint64_t smallest = UINT64_MAX;  // of the units that may be streamed
     for (size_t b = 0; b < count; ++b) {
-      if (b < a && !(streamedMask & (1U << b))) continue;
-      smallest = std::min(smallest, unitBytes(b));
-      if (b < a) continue;
-      undecided.push_back(b);
-      undecidedCost += copySeconds(b, streamedMask | (1U << b));
+      if (b >= a) smallestUndecided = std::min(smallestUndecided, unitBytes(b));
+      if (b >= a || (streamedMask & (1U << b))) smallest = std::min(smallest, unitBytes(b));
     }
-    const auto costPerByte = [&](size_t b) {
-      return copySeconds(b, streamedMask | (1U << b)) / static_cast<double>(unitBytes(b));
+    const auto copiesWithin = [&](uint64_t bytesLeft) {
+      // At most `fitting` undecided units can still become resident.
+      const uint64_t fitting = a < count ? bytesLeft / smallestUndecided : 0;
+      double transfer = 0;
+      for (size_t b = 0; b < a; ++b) {
+        if (streamedMask & (1U << b)) transfer += copySeconds(b, streamedMask, undecidedMask, fitting);
+      }
+      undecided.clear();
+      undecidedCosts.clear();
+      double undecidedCost = 0;
+      for (size_t b = a; b < count; ++b) {
+        undecided.push_back(b);
+        costOf[b] = copySeconds(b, streamedMask | (1U << b), undecidedMask, fitting);
+        undecidedCosts.push_back(costOf[b]);
+        undecidedCost += costOf[b];
+      }
+      std::sort(undecided.begin(), undecided.end(), [&](size_t x, size_t y) {
+        return costOf[x] / static_cast<double>(unitBytes(x)) > costOf[y] / static_cast<double>(unitBytes(y));
+      });
+      std::sort(undecidedCosts.begin(), undecidedCosts.end(), std::greater<>());
+      // Saved by keeping undecided units: at most what a fractional knapsack saves, and at most the
+      // costliest `fitting` units.
+      double left = static_cast<double>(bytesLeft);
+      double fractional = 0;
+      for (const size_t b : undecided) {
+        if (left <= 0) break;
+        const double bytes = static_cast<double>(unitBytes(b));
+        const double share = std::min(1.0, left / bytes);
+        fractional += share * costOf[b];
+        left -= share * bytes;
+      }
+      double costliest = 0;
+      for (size_t k = 0; k < undecidedCosts.size() && k < fitting; ++k) costliest += undecidedCosts[k];
+      return transfer + std::max(0.0, undecidedCost - std::min(fractional, costliest));
     };
-    std::sort(undecided.begin(), undecided.end(), [&](size_t x, size_t y) { return costPerByte(x) > costPerByte(y); });
-    const auto boundWith = [&](uint64_t room) {
-      const auto copies = [&](uint64_t bytesLeft) {
-        double left = static_cast<double>(bytesLeft);
-        double cost = undecidedCost;
-        for (const size_t b : undecided) {
-          if (left <= 0) break;
-          const double bytes = static_cast<double>(unitBytes(b));
-          const double share = std::min(1.0, left / bytes);
-          cost -= share * copySeconds(b, streamedMask | (1U << b));
-          left -= share * bytes;
-        }
-        return transfer + std::max(0.0, cost);
-      };
-      if (streamedMask == 0 || smallest > budget / 2) return std::max(period_, copies(room));
+    const auto boundWith = [&](uint64_t roomLeft) {
+      const auto copies = copiesWithin;
+      if (streamedMask == 0 || smallest > budget / 2) return std::max(period_, copies(roomLeft));
       // Completions that leave room for two loads beside the resident bytes, and the others: there no
       // copy runs while a streamed unit is in use.
       const uint64_t twoLoads = 2 * smallest;
       double lowest = kInfinity;
-      if (kept + twoLoads <= budget) lowest = copies(std::min(room, budget - twoLoads - kept));
-      if (kept + room + twoLoads > budget) lowest = std::min(lowest, copies(room) + streamedCompute);
+      if (kept + twoLoads <= budget) lowest = copies(std::min(roomLeft, budget - twoLoads - kept));
+      if (kept + roomLeft + twoLoads > budget) lowest = std::min(lowest, copies(roomLeft) + streamedCompute);
       return std::max(period_, lowest);
     };
-    const uint64_t room = std::min(cap, budget - need) - kept;
     // A completion wins with a step more than the gap shorter, or the same step and fewer resident bytes.
     if (boundWith(room) >= best.stepSeconds * (1 - kOptimalityGap)) {
       if (kept >= best.residentBytes) return;
@@ -848,14 +867,15 @@ OffloadTimeline Planner::simulate(plan::OffloadDecision& decision) const {
                                         (found == loadAt.end() ? " starts no run of uses of a streamed unit"
                                                                : " appears twice"));
     }
-    if (prefetch.trigger < 0 || prefetch.trigger >= n_ || (prefetch.trigger > prefetch.deadline && !problem_.repeated)) {
+    const bool wraps = prefetch.trigger > prefetch.deadline;
+    if (prefetch.trigger < 0 || prefetch.trigger >= n_ || (wraps && !problem_.repeated)) {
       throw Error(ErrorCode::Usage, "offload: the prefetch of unit " + std::to_string(prefetch.unit) +
                                         " has trigger " + std::to_string(prefetch.trigger) + " for deadline " +
                                         std::to_string(prefetch.deadline));
     }
     covered[found->second] = true;
     fifo.push_back(loads[found->second]);
-    positions.push_back(prefetch.trigger <= prefetch.deadline ? prefetch.trigger : prefetch.trigger - n_);
+    positions.push_back(wraps ? prefetch.trigger - n_ : prefetch.trigger);
   }
   for (size_t i = 0; i < loads.size(); ++i) {
     if (!covered[i]) {

@@ -33,15 +33,17 @@
 //   wrap-around for repeated steps, the budget never exceeded, and spare budget spent on keeping the
 //   units with the highest stall risk resident (each kept when the simulated step does not get longer).
 // - optimal: the resident set with the smallest simulated step time (ties: fewer resident bytes).
-//   Up to 24 units: branch and bound, exact to within 0.1% of the step. Its bound is the larger of
-//   compute and the copy time of what must be streamed (a fractional knapsack over the undecided
-//   units, with room left for the buffers the streamed units need), plus the compute of segments that
-//   read streamed units when no two loads fit at once. More units: greedy, largest transfer per
-//   compute first. Both start from the other policies' resident sets and end with local improvement
-//   (add, drop or swap one unit); the search stops after kOptimalEvaluations simulated sets (branch
-//   and bound gets three quarters of them), so on hard instances it is the best found, not proven. Every set starts from the earliest triggers the memory allows; the chosen
-//   one then gets as-late-as-possible triggers on its simulated timeline, kept when they do not slow
-//   the step.
+//   Up to 24 units: branch and bound, exact to within 0.1% of the step. The bound on a subtree is the
+//   larger of compute and the copy time of what must be streamed: the undecided units that neither a
+//   fractional knapsack nor a count of the units that fit can keep resident in the bytes left after
+//   the buffers the streamed units need, each copied once per run of uses that cannot stay unsplit;
+//   plus the compute of the segments reading streamed units where no two loads fit at once. More
+//   units: greedy, largest transfer per compute first. Both start from the other policies' resident
+//   sets and end with local improvement (add, drop or swap one unit). The search stops after
+//   kOptimalEvaluations simulated sets (branch and bound gets three quarters of them, and 500k nodes):
+//   on hard instances the result is the best found, not proven. Every set is simulated with the
+//   earliest triggers the memory allows; the chosen one then gets as-late-as-possible triggers on its
+//   simulated timeline (shorter buffer lifetimes, lower peak), kept when they do not slow the step.
 #pragma once
 
 #include <cstdint>

@@ -123,7 +123,7 @@ PassResult OffloadPass::run(const PassContext& context, const plan::PlanState& b
     // A negative start is in the previous step's tail (steps repeat).
     const std::string when = p.start < 0 ? " in the previous step's tail" : "";
     result.diff.push_back("+ stream " + problem.unitNames[p.unit] + ": copy " + ms(p.start) + " .. " + ms(p.end) + when +
-                          ", after " + segmentName(p.trigger) + " starts, for " + segmentName(p.deadline));
+                          ", when " + segmentName(p.trigger) + " is reached, for " + segmentName(p.deadline));
   }
   result.state.offload = std::move(decision);
   return result;

@@ -45,9 +45,11 @@ struct RecomputeDecision {
 // One weight transfer of an offload schedule.
 struct Prefetch {
   int32_t unit = kNone;     // the layer unit whose weights are copied
-  int32_t trigger = kNone;  // index of the segment after whose start the copy may begin
-  int32_t deadline = kNone; // index of the segment that needs the weights
-  double start = 0;         // simulated seconds from the start of the step
+  // The copy may begin once the compute stream reaches this segment (every earlier segment has
+  // ended). trigger > deadline: a segment of the previous step (wrap-around for repeated steps).
+  int32_t trigger = kNone;
+  int32_t deadline = kNone;  // index of the segment that needs the weights
+  double start = 0;          // simulated seconds from the step's start; negative in the previous step
   double end = 0;
 };
 
