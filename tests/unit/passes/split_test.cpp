@@ -1,6 +1,9 @@
 // The split pass on real captures: pieces at attention and subgraph_boundary ops, numbered densely;
 // layer units from module paths and from repeated structure.
+#include "passes/split.h"
+
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -10,14 +13,11 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "analysis/graph_inputs.h"
 #include "analysis/joint.h"
 #include "hw/hw_profile.h"
 #include "io/artifact.h"
 #include "ir/op_info.h"
-#include "passes/split.h"
 
 namespace fs = std::filesystem;
 using namespace lathe;
@@ -58,7 +58,8 @@ passes::PassResult runSplit(const ir::Graph& graph, const analysis::GraphInputs&
                             std::map<std::string, std::string> options = {}) {
   const hw::HwProfile hw;
   const passes::PassContext context{graph, inputs, hw, ops, {}};
-  return passes::SplitPass().run(context, plan::PlanState::empty(graph.size()), passes::PassOptions(std::move(options)));
+  return passes::SplitPass().run(context, plan::PlanState::empty(graph.size()),
+                                 passes::PassOptions(std::move(options)));
 }
 
 bool isCategory(const ir::Graph& graph, ir::NodeId node, const ir::OpRegistry& ops, ir::OpCategory category) {
@@ -75,7 +76,8 @@ double stat(const passes::PassResult& result, std::string_view name) {
 }
 
 // Pieces are dense, cover every node but the output, and split ops are exactly `splitOps`.
-void expectWellFormedPieces(const ir::Graph& graph, const plan::PlanState& state, const std::set<ir::NodeId>& splitOps) {
+void expectWellFormedPieces(const ir::Graph& graph, const plan::PlanState& state,
+                            const std::set<ir::NodeId>& splitOps) {
   std::set<int32_t> seen;
   for (ir::NodeId node = 0; node < graph.size(); ++node) {
     const bool output = graph.node(node).kind == ir::NodeKind::Output;
@@ -95,7 +97,9 @@ void expectWellFormedPieces(const ir::Graph& graph, const plan::PlanState& state
       EXPECT_EQ(state.piece[node], state.piece[graph.inputs(node)[0]]);
       continue;
     }
-    const int32_t expected = previous == plan::kNone ? 0 : state.boundary[node] || previousSplit ? previous + 1 : previous;
+    const int32_t expected = previous == plan::kNone                 ? 0
+                             : state.boundary[node] || previousSplit ? previous + 1
+                                                                     : previous;
     EXPECT_EQ(state.piece[node], expected) << graph.name(node);
     previous = state.piece[node];
     previousSplit = state.boundary[node];
@@ -151,9 +155,10 @@ TEST(Split, JointGraphSplitsAtForwardAndBackwardAttention) {
   }
   const ir::NodeId second = *std::next(attention.begin());
   const std::string after = "(after split op " + std::string(graph.name(second)) + ")";
-  EXPECT_EQ(std::count_if(result.diff.begin(), result.diff.end(),
-                          [&](const std::string& line) { return line.starts_with("+ piece 4: ") && line.ends_with(after); }),
-            1)
+  EXPECT_EQ(
+      std::count_if(result.diff.begin(), result.diff.end(),
+                    [&](const std::string& line) { return line.starts_with("+ piece 4: ") && line.ends_with(after); }),
+      1)
       << "diff lacks piece 4 after " << graph.name(second);
 
   const passes::PassResult noAttention = runSplit(graph, llama.inputs, ops, {{"attention", "false"}});
@@ -211,7 +216,7 @@ TEST(Split, ConsecutiveSplitOpsGetNoGaps) {
   const ir::NodeId a = add(ir::NodeKind::CallFunction, "a", "torch.ops.mylib.cut.default", {x});
   const ir::NodeId b = add(ir::NodeKind::CallFunction, "b", "torch.ops.mylib.cut.default", {a});
   const ir::NodeId c = add(ir::NodeKind::CallFunction, "c", "torch.ops.aten.relu.default", {b});
-  const ir::NodeId out = add(ir::NodeKind::Output, "output", "output", {c});
+  add(ir::NodeKind::Output, "output", "output", {c});
   graph.finalize();
   ir::OpRegistry ops;
   Diagnostics diagnostics;
@@ -225,7 +230,6 @@ TEST(Split, ConsecutiveSplitOpsGetNoGaps) {
   EXPECT_EQ(result.diff[1], "+ piece 1: 1 node (split op b)");
   EXPECT_EQ(result.diff[2], "+ piece 2: 1 node (after split op b)");
   EXPECT_TRUE(result.state.units.empty());  // no parameters
-  (void)out;
 }
 
 TEST(Split, LayerUnitsFromModulePaths) {
@@ -269,7 +273,8 @@ TEST(Split, LayerUnitsFromModulePaths) {
   EXPECT_EQ(state.units[3].weights.size(), 2u);  // model.norm, lm_head
   EXPECT_EQ(stat(result, "units"), 4);
   EXPECT_EQ(stat(result, "unit_weight_bytes_max"), static_cast<double>(state.units[1].weightBytes));
-  EXPECT_NE(std::find(result.diff.begin(), result.diff.end(), "+ unit model.layers.0: 9 weights, 1.1 MiB"), result.diff.end());
+  EXPECT_NE(std::find(result.diff.begin(), result.diff.end(), "+ unit model.layers.0: 9 weights, 1.1 MiB"),
+            result.diff.end());
 
   // Every node but the output has a unit; a gradient lies in the unit of its parameter; forward
   // matmuls lie in the unit of the weight they multiply.
@@ -368,7 +373,8 @@ TEST(Split, Options) {
   const ir::OpRegistry ops;
   const passes::PassResult result = runSplit(*llama.graph, llama.inputs, ops, {{"units", "false"}});
   EXPECT_TRUE(result.state.units.empty());
-  EXPECT_TRUE(std::all_of(result.state.unit.begin(), result.state.unit.end(), [](int32_t u) { return u == plan::kNone; }));
+  EXPECT_TRUE(
+      std::all_of(result.state.unit.begin(), result.state.unit.end(), [](int32_t u) { return u == plan::kNone; }));
   EXPECT_EQ(result.state.pieceCount, 9);
   try {
     (void)runSplit(*llama.graph, llama.inputs, ops, {{"atention", "false"}});
