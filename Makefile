@@ -30,6 +30,7 @@ bench: setup-python
 	cmake --preset release
 	cmake --build --preset release -j $(JOBS)
 	bench/load/run.sh
+	bench/plan/run.sh
 
 clean:
 	rm -rf build

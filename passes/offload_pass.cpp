@@ -31,7 +31,7 @@ analysis::StepSchedule stepSchedule(const PassContext& context, const plan::Plan
   const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
   if (!joint.joint) return analysis::programSchedule(context.graph);
   const plan::RecomputeDecision decision =
-      state.recompute ? *state.recompute : torchPolicy(context.graph, joint, context.inputs);
+      state.recompute ? *state.recompute : torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses);
   return analysis::trainingSchedule(analysis::partitionJoint(context.graph, joint, decision.saved));
 }
 

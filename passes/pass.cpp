@@ -55,9 +55,9 @@ std::optional<uint64_t> parseByteSize(std::string_view text) {
   } else {
     return std::nullopt;
   }
-  const double bytes = *number * scale;
-  if (bytes > 1.8e19) return std::nullopt;
-  return static_cast<uint64_t>(std::llround(bytes));
+  const double bytes = std::round(*number * scale);
+  if (bytes >= 18446744073709551616.0) return std::nullopt;  // 2^64
+  return static_cast<uint64_t>(bytes);
 }
 
 bool PassOptions::has(std::string_view key) const { return values_.find(std::string(key)) != values_.end(); }

@@ -51,6 +51,9 @@ struct PassContext {
   const hw::HwProfile& hw;
   const ir::OpRegistry& ops;
   Progress progress;
+  // The capture's backend ran Inductor's joint-graph passes before partitioning (false for
+  // aot_eager backends): the torch recompute policy then removes no-op ops first, as Inductor did.
+  bool inductorJointPasses = true;
 };
 
 struct PassStat {

@@ -1,5 +1,6 @@
 #include "passes/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -69,7 +70,12 @@ std::vector<PipelineStep> parsePipeline(std::string_view text) {
   for (;;) {
     PipelineStep step;
     step.pass = word("a pass name", false);
-    (void)findPass(step.pass);
+    const std::vector<std::string_view> names = passNames();
+    if (std::find(names.begin(), names.end(), step.pass) == names.end()) {
+      std::string known;
+      for (std::string_view n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+      malformed(text, pos - step.pass.size(), "a pass name (" + known + "), not '" + step.pass + "'");
+    }
     skipSpace();
     if (pos < text.size() && text[pos] == '(') {
       ++pos;

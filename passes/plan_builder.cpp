@@ -87,7 +87,7 @@ PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state
   analysis::StepPartition partition;
   if (joint.joint) {
     const plan::RecomputeDecision decision =
-        state.recompute ? *state.recompute : torchPolicy(context.graph, joint, context.inputs);
+        state.recompute ? *state.recompute : torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses);
     partition = analysis::partitionJoint(context.graph, joint, decision.saved);
     planned.schedule = analysis::trainingSchedule(partition);
   } else {

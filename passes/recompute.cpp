@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <queue>
 #include <set>
 #include <cstdio>
@@ -112,7 +113,8 @@ class TorchMinCut {
     banned_.assign(graph.size(), 0);
   }
 
-  std::vector<NodeId> solve() {
+  // The saved values; nullopt when no finite cut exists (every path to the backward is banned).
+  std::optional<std::vector<NodeId>> solve() {
     const size_t n = graph_.size();
     for (NodeId id = 0; id < n; ++id) {
       const ir::Node& node = graph_.node(id);
@@ -135,8 +137,8 @@ class TorchMinCut {
     banUsedFarApart();
     banLongFusibleChains();
     const FlowNetwork::Cut cut = network_.minimumCut(source_, sink_);
+    if (cut.value >= FlowNetwork::kInfinite) return std::nullopt;
     std::vector<NodeId> saved;
-    if (cut.value >= FlowNetwork::kInfinite) return saved;
     for (NodeId id = 0; id < n; ++id) {
       if (!cut.sinkSide[in(id)] && cut.sinkSide[out(id)]) saved.push_back(id);
     }
@@ -321,10 +323,12 @@ bool computeSensitive(const ir::Graph& graph, NodeId id, const ir::OpRegistry& o
 
 }  // namespace
 
-plan::RecomputeDecision torchPolicy(const ir::Graph& graph, const JointInfo& joint, const analysis::GraphInputs& inputs) {
+plan::RecomputeDecision torchPolicy(const ir::Graph& graph, const JointInfo& joint, const analysis::GraphInputs& inputs,
+                                    bool inductorJointPasses) {
   requireJoint(graph, joint);
   // torch partitions the graph Inductor's joint passes and its own CSE leave (canonical.h).
-  const analysis::CanonicalGraph canonical = analysis::canonicalize(graph);
+  const analysis::CanonicalGraph canonical =
+      analysis::canonicalize(graph, {.removeNoOps = inductorJointPasses, .mergeDuplicates = true});
   const ir::Graph& cg = *canonical.graph;
   const JointInfo canonicalJoint = analysis::analyzeJoint(cg);
   requireJoint(cg, canonicalJoint);
@@ -336,12 +340,12 @@ plan::RecomputeDecision torchPolicy(const ir::Graph& graph, const JointInfo& joi
     if (cg.node(c).kind == ir::NodeKind::Placeholder) canonicalInputs.placeholders.push_back(c);
   }
   TorchMinCut minCut(cg, canonicalJoint, canonicalInputs);
-  const std::vector<NodeId> cut = minCut.solve();
-  if (cut.empty() && !canonicalJoint.backwardOutputs.empty()) {
-    throw Error(ErrorCode::BadInput, "torch policy: the flow network has no finite cut (every value is banned)");
-  }
+  const std::optional<std::vector<NodeId>> cut = minCut.solve();
+  if (!cut) throw Error(ErrorCode::BadInput, "torch policy: the flow network has no finite cut (every value is banned)");
+  // Torch saves the node CSE kept. Where the logged graph's backward reads a duplicate that cannot
+  // be recomputed, closeSavedSet saves that duplicate too.
   std::vector<NodeId> saved;
-  for (NodeId c : cut) saved.push_back(canonical.toOriginal[c]);
+  for (NodeId c : *cut) saved.push_back(canonical.toOriginal[c]);
   std::sort(saved.begin(), saved.end());
   saved = closeSavedSet(graph, joint, std::move(saved));
   return decisionFor(graph, joint, "torch", saved, std::vector<std::string>(saved.size(), "min cut"));
@@ -478,9 +482,15 @@ class LagrangianCut {
     }
   }
 
+  struct Solution {
+    std::vector<NodeId> saved;
+    double recomputePs = 0;  // the cut's recompute term
+    double savedBytes = 0;   // the cut's saved-bytes term (weights are free)
+  };
+
   // lambdaEarly applies to forward values before forward position `split`, lambdaLate to the rest;
   // equal lambdas give the plain Lagrangian cut.
-  [[nodiscard]] std::vector<NodeId> solve(double lambdaEarly, double lambdaLate, int32_t split) const {
+  [[nodiscard]] Solution solve(double lambdaEarly, double lambdaLate, int32_t split) const {
     const size_t n = graph_.size();
     FlowNetwork network(static_cast<uint32_t>(2 * n + 2));
     const uint32_t source = static_cast<uint32_t>(2 * n), sink = source + 1;
@@ -517,11 +527,25 @@ class LagrangianCut {
       }
     }
     const FlowNetwork::Cut cut = network.minimumCut(source, sink);
-    std::vector<NodeId> saved;
+    Solution solution;
     for (NodeId id = 0; id < n; ++id) {
-      if (!cut.sinkSide[in(id)] && cut.sinkSide[out(id)]) saved.push_back(id);
+      if (!cut.sinkSide[in(id)] && cut.sinkSide[out(id)]) {
+        solution.saved.push_back(id);
+        const ir::Node& node = graph_.node(id);
+        if (node.meta.isTensor() && !inputs_.isWeight(id)) solution.savedBytes += static_cast<double>(node.meta.storageBytes());
+      }
+      if (cut.sinkSide[in(id)] && recomputable_[id]) solution.recomputePs += std::round(cost_[id] * 1e12);
     }
-    return saved;
+    return solution;
+  }
+
+  // Total bytes of values that could be saved: bounds lambda so that capacities stay exact.
+  [[nodiscard]] double saveableBytes() const {
+    double total = 0;
+    for (NodeId id = 0; id < graph_.size(); ++id) {
+      if (graph_.node(id).meta.isTensor() && !inputs_.isWeight(id)) total += static_cast<double>(graph_.node(id).meta.storageBytes());
+    }
+    return total;
   }
 
  private:
@@ -554,31 +578,66 @@ std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const Join
     points.push_back(std::move(point));
     return true;
   };
-  // The convex hull: lambda in picoseconds per byte, from 0 (save everything the backward reads)
-  // to 1e9 (save the fewest bytes).
-  constexpr int kSteps = 48;
-  std::vector<double> hull;
-  for (int i = 0; i <= kSteps; ++i) {
+  // The lower convex hull of (saved bytes, recompute time), found exactly by parametric search
+  // (Eisner-Severance): between two hull cuts, solve at the lambda where their Lagrangian values
+  // are equal; a cut below that line is a new hull vertex, else the two are adjacent. Lambda is in
+  // picoseconds per byte, from 0 (save everything the backward reads) to a value at which saving a
+  // byte costs more than any recomputation.
+  using Solution = LagrangianCut::Solution;
+  const double lambdaMax = 1e17 / std::max(1.0, cuts.saveableBytes());
+  std::vector<std::pair<double, Solution>> hull;  // by increasing lambda
+  std::vector<std::pair<std::pair<double, Solution>, std::pair<double, Solution>>> pending;
+  pending.push_back({{0.0, cuts.solve(0.0, 0.0, 0)}, {lambdaMax, cuts.solve(lambdaMax, lambdaMax, 0)}});
+  hull.push_back(pending.back().first);
+  hull.push_back(pending.back().second);
+  constexpr size_t kMaxCuts = 64;
+  size_t solved = 2;
+  while (!pending.empty() && solved < kMaxCuts) {
     context.progress.checkCancelled();
-    const double lambda = i == 0 ? 0.0 : std::pow(10.0, -4.0 + 13.0 * (i - 1) / (kSteps - 1));
-    if (consider(cuts.solve(lambda, lambda, 0), lambda)) hull.push_back(lambda);
-    context.progress.update(static_cast<uint64_t>(i + 1), 2 * kSteps);
+    auto [lo, hi] = std::move(pending.back());
+    pending.pop_back();
+    const double bytesDrop = lo.second.savedBytes - hi.second.savedBytes;
+    const double timeRise = hi.second.recomputePs - lo.second.recomputePs;
+    // Vertices closer than 0.5% in both terms change no decision anyone would make.
+    if (bytesDrop <= 0.005 * lo.second.savedBytes || timeRise <= 0.005 * hi.second.recomputePs) continue;
+    const double lambda = timeRise / bytesDrop;
+    Solution mid = cuts.solve(lambda, lambda, 0);
+    ++solved;
+    const double line = lo.second.recomputePs + lambda * lo.second.savedBytes;
+    const double value = mid.recomputePs + lambda * mid.savedBytes;
+    // Capacities are rounded to whole picoseconds: one per node is the slack.
+    if (value >= line - static_cast<double>(context.graph.size())) continue;
+    hull.emplace_back(lambda, mid);
+    pending.push_back({lo, {lambda, mid}});
+    pending.push_back({{lambda, std::move(mid)}, hi});
+    context.progress.update(solved, kMaxCuts);
+  }
+  std::sort(hull.begin(), hull.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<uint64_t> hullPeak;
+  for (const auto& [lambda, solution] : hull) {
+    consider(solution.saved, lambda);
+    const auto it = std::find_if(points.begin(), points.end(), [&](const FrontierPoint& p) { return p.lambda == lambda; });
+    hullPeak.push_back(it == points.end() ? 0 : it->peakBytes);
   }
   // torch's and MagiCompiler's choices are candidates too, so the frontier never loses to them.
-  consider(torchPolicy(context.graph, joint, context.inputs).saved, -1);
+  consider(torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses).saved, -1);
   consider(heuristicPolicy(context.graph, joint, context.ops).saved, -1);
-  // Between two hull points the frontier is not convex: the peak is reached at one moment, so
-  // saving less only in the layers that run first (their values live longest) gives the points
-  // in between.
+  // Between two hull vertices the frontier is not convex: the peak is reached at one moment, so
+  // keeping the higher lambda only for the forward values that come first (or last) gives the
+  // points in between.
   int32_t forwardCount = 0;
   for (NodeId id = 0; id < context.graph.size(); ++id) forwardCount += joint.isForward(id) ? 1 : 0;
   constexpr int kSplits = 8;
   for (size_t h = 0; h + 1 < hull.size(); ++h) {
     context.progress.checkCancelled();
+    const uint64_t a = hullPeak[h], b = hullPeak[h + 1];
+    if (std::max(a, b) - std::min(a, b) < std::max(a, b) / 100) continue;  // no gap worth filling
+    const double low = hull[h].first, high = hull[h + 1].first;
     for (int k = 1; k < kSplits; ++k) {
-      consider(cuts.solve(hull[h + 1], hull[h], forwardCount * k / kSplits), hull[h]);
+      const int32_t split = forwardCount * k / kSplits;
+      consider(cuts.solve(high, low, split).saved, low);
+      consider(cuts.solve(low, high, split).saved, low);
     }
-    context.progress.update(static_cast<uint64_t>(kSteps + h * kSteps / hull.size()), 2 * kSteps);
   }
   std::sort(points.begin(), points.end(), [](const FrontierPoint& a, const FrontierPoint& b) {
     return a.peakBytes != b.peakBytes ? a.peakBytes < b.peakBytes : a.recomputeSeconds < b.recomputeSeconds;
@@ -634,7 +693,7 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
   bool budgetMet = true;
   uint64_t budget = 0;
   if (policy == "torch") {
-    decision = torchPolicy(context.graph, joint, context.inputs);
+    decision = torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses);
   } else if (policy == "heuristic") {
     decision = heuristicPolicy(context.graph, joint, context.ops);
   } else if (policy == "file") {

@@ -44,8 +44,9 @@ struct RecomputeEvaluation {
                                                    std::span<const double> nodeSeconds,
                                                    std::span<const double> recomputeCost);
 
+// `inductorJointPasses`: see PassContext.
 [[nodiscard]] plan::RecomputeDecision torchPolicy(const ir::Graph& graph, const analysis::JointInfo& joint,
-                                                  const analysis::GraphInputs& inputs);
+                                                  const analysis::GraphInputs& inputs, bool inductorJointPasses = true);
 [[nodiscard]] plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const analysis::JointInfo& joint,
                                                       const ir::OpRegistry& ops);
 

@@ -2,6 +2,7 @@
 // the plan bundle, read a plan's memory timeline back, sweep the recompute frontier.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -104,6 +105,11 @@ struct Planned {
   const io::GraphListing* listing = nullptr;
   analysis::GraphInputs inputs;
   hw::HwProfile hw;
+  bool inductor = true;  // the compile went through Inductor (it logged post-grad graphs)
+
+  [[nodiscard]] passes::PassContext context(const GlobalOptions& global) const {
+    return {*listing->graph, inputs, hw, ir::OpRegistry::global(), progressFor(global), inductor};
+  }
 };
 
 Planned prepare(const PlanOptions& o, const GlobalOptions& global) {
@@ -112,6 +118,9 @@ Planned prepare(const PlanOptions& o, const GlobalOptions& global) {
   p.graphs = p.artifact.graphs();
   p.listing = &chooseGraph(p.graphs, o.graphId);
   p.inputs = analysis::inferGraphInputs(*p.listing->graph, dynamoGraphOf(p.graphs, *p.listing));
+  p.inductor = std::any_of(p.graphs.begin(), p.graphs.end(), [&](const io::GraphListing& g) {
+    return g.compileId == p.listing->compileId && g.rank == p.listing->rank && g.kind.find("post_grad") != std::string::npos;
+  });
   return p;
 }
 
@@ -131,7 +140,7 @@ int runPlan(const GlobalOptions& global) {
     pipelineText = analysis::analyzeJoint(graph).joint ? "split,fusion,recompute(policy=torch)" : "split,fusion";
   }
   const std::vector<passes::PipelineStep> steps = passes::parsePipeline(pipelineText);
-  const passes::PassContext context{graph, p.inputs, p.hw, ir::OpRegistry::global(), progressFor(global)};
+  const passes::PassContext context = p.context(global);
   const passes::PipelineRun run = passes::runPipeline(context, steps);
   const plan::PlanBundle bundle = passes::buildPlanBundle(context, run, o.path, p.listing->id);
   if (!o.output.empty()) plan::writePlan(o.output, bundle);
@@ -218,7 +227,7 @@ int runPareto(const GlobalOptions& global) {
   Planned p = prepare(o, global);
   const ir::Graph& graph = *p.listing->graph;
   const analysis::JointInfo joint = analysis::analyzeJoint(graph);
-  const passes::PassContext context{graph, p.inputs, p.hw, ir::OpRegistry::global(), progressFor(global)};
+  const passes::PassContext context = p.context(global);
   const std::vector<passes::FrontierPoint> frontier = passes::budgetFrontier(context, joint);
   const std::vector<double> nodeSeconds = analysis::nodeSeconds(graph, p.hw);
   const std::vector<double> cost = passes::recomputeSeconds(context);
@@ -227,7 +236,7 @@ int runPareto(const GlobalOptions& global) {
     passes::RecomputeEvaluation eval;
   };
   std::vector<Reference> references;
-  references.push_back({"torch", passes::evaluateSavedSet(context, joint, passes::torchPolicy(graph, joint, p.inputs).saved,
+  references.push_back({"torch", passes::evaluateSavedSet(context, joint, passes::torchPolicy(graph, joint, p.inputs, p.inductor).saved,
                                                          nodeSeconds, cost)});
   references.push_back({"heuristic", passes::evaluateSavedSet(context, joint,
                                                              passes::heuristicPolicy(graph, joint, ir::OpRegistry::global()).saved,

@@ -7,12 +7,15 @@ usage: torch_partition.py CAPTURE [--graph ID ...] [--lathe PATH]   (default: ev
        torch_partition.py --json FILE                                (lathe's `show --format json`)
        options: --params "0,2,5" | dynamo   static-lifetime primal indices (default none); dynamo: the
                 primals the capture's dynamo_output_graph has as parameters and buffers
+                --budget B: torch._functorch.config.activation_memory_budget for the call (default
+                torch's, 1.0); --budgets 1.0,0.5,0: one saved set per budget, under "budgets"
                 --repeat N (timed partition runs, default 5), --compare-capture, -o FILE
 
 The graph is rebuilt as a torch.fx.GraphModule whose node.meta["val"] are FakeTensors (symbolic
 sizes become SymInts of a ShapeEnv bound to their hints), then partitioned with torch's default
-config. Prints one JSON object per graph (an array for several) and a one-line summary per graph
-on stderr. Exit 2 when a graph cannot be rebuilt, with the reason on stderr.
+config (or the given activation memory budgets). Prints one JSON object per graph (an array for
+several) and a one-line summary per graph and budget on stderr. Exit 2 when a graph cannot be
+rebuilt, with the reason on stderr.
 
 The number of forward outputs N is the count of PlainAOTOutput items of the joint's output node.
 lathe's JSON does not carry the output items' comments, so they are read from its text form; with
@@ -32,6 +35,7 @@ from pathlib import Path
 
 import sympy
 import torch
+import torch._functorch.config as functorch_config
 from torch._dynamo.source import ConstantSource
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -340,14 +344,15 @@ class GraphRebuilder:
 # Partitioning and comparing
 
 
-def partition(gm: torch.fx.GraphModule, n_fwd: int, params: list[int], repeat: int):
+def partition(gm: torch.fx.GraphModule, n_fwd: int, params: list[int], repeat: int, budget: float):
     seconds, fw_module = [], None
     for _ in range(repeat):
         fresh = copy.deepcopy(gm)
-        start = time.perf_counter()
-        fw_module, _ = min_cut_rematerialization_partition(
-            fresh, None, num_fwd_outputs=n_fwd, static_lifetime_input_indices=list(params))
-        seconds.append(time.perf_counter() - start)
+        with functorch_config.patch(activation_memory_budget=budget):
+            start = time.perf_counter()
+            fw_module, _ = min_cut_rematerialization_partition(
+                fresh, None, num_fwd_outputs=n_fwd, static_lifetime_input_indices=list(params))
+            seconds.append(time.perf_counter() - start)
     fw_outputs = list(fw_module.graph.find_nodes(op="output")[0].args[0])
     return fw_outputs[n_fwd:], seconds
 
@@ -420,24 +425,32 @@ def run_graph(doc: dict, comments, graph_id: str, args, capture: LatheCapture | 
     if params and max(params) >= primal_count(doc):
         raise RebuildError(f"--params index {max(params)} but only {primal_count(doc)} primals")
     gm = GraphRebuilder(doc).build()
-    saved_nodes, seconds = partition(gm, n_fwd, params, args.repeat)
+    forward = capture.graph(forward_graph_id(graph_id)) if args.compare_capture else None
     order = {n["name"]: i for i, n in enumerate(doc["nodes"])}
-    saved = sorted((n.name for n in saved_nodes if not is_sym(n)), key=lambda s: order.get(s, len(order)))
-    symints = [n.name for n in saved_nodes if is_sym(n)]
+    runs = []
+    for budget in args.budgets:
+        saved_nodes, seconds = partition(gm, n_fwd, params, args.repeat, budget)
+        saved = sorted((n.name for n in saved_nodes if not is_sym(n)), key=lambda s: order.get(s, len(order)))
+        symints = [n.name for n in saved_nodes if is_sym(n)]
+        run = {"activation_memory_budget": budget, "saved": saved, "saved_symints": symints,
+               "seconds": seconds, "median_seconds": statistics.median(seconds)}
+        summary = (f"{graph_id}: {len(doc['nodes'])} nodes, N={n_fwd}, budget {budget:g}, saved {len(saved)} tensors"
+                   f" + {len(symints)} symints, partition median {run['median_seconds']:.3f} s of {args.repeat}")
+        if forward is not None:
+            cmp = compare_with_capture(doc, *forward, saved, symints)
+            run["capture"] = cmp
+            summary += (f"; vs capture: agreement {cmp['agreement_non_placeholder']:.3f} non-placeholder, "
+                        f"{cmp['agreement_all']:.3f} all; saved {cmp['saved_bytes'] / 2**20:.1f} MiB vs "
+                        f"{cmp['capture_saved_bytes'] / 2**20:.1f} MiB; only torch-rerun: "
+                        f"{' '.join(cmp['only_torch']) or '-'}; only capture: {' '.join(cmp['only_capture']) or '-'}")
+        print(summary, file=sys.stderr)
+        runs.append(run)
     result = {"graph": graph_id, "num_fwd_outputs": n_fwd, "static_lifetime_input_indices": params,
-              "saved": saved, "saved_symints": symints,
-              "seconds": seconds, "median_seconds": statistics.median(seconds), "torch": torch.__version__}
-    summary = (f"{graph_id}: {len(doc['nodes'])} nodes, N={n_fwd}, saved {len(saved)} tensors + "
-               f"{len(symints)} symints, partition median {result['median_seconds']:.3f} s of {args.repeat}")
-    if args.compare_capture:
-        forward, forward_comments = capture.graph(forward_graph_id(graph_id))
-        cmp = compare_with_capture(doc, forward, forward_comments, saved, symints)
-        result["capture"] = cmp
-        summary += (f"; vs capture: agreement {cmp['agreement_non_placeholder']:.3f} non-placeholder, "
-                    f"{cmp['agreement_all']:.3f} all; saved {cmp['saved_bytes'] / 2**20:.1f} MiB vs "
-                    f"{cmp['capture_saved_bytes'] / 2**20:.1f} MiB; only torch-rerun: "
-                    f"{' '.join(cmp['only_torch']) or '-'}; only capture: {' '.join(cmp['only_capture']) or '-'}")
-    print(summary, file=sys.stderr)
+              "torch": torch.__version__}
+    if args.budget_list:
+        result["budgets"] = runs
+    else:
+        result.update(runs[0])
     return result
 
 
@@ -456,6 +469,10 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--lathe", type=Path, default=DEFAULT_LATHE)
     p.add_argument("--params", default="", help="static-lifetime primal indices, e.g. 0,2,5; or 'dynamo': the "
                    "primals that the capture's dynamo_output_graph has as parameters and buffers")
+    p.add_argument("--budget", type=float, help="torch._functorch.config.activation_memory_budget for the "
+                   "partition call (default: torch's own, 1.0: no budget)")
+    p.add_argument("--budgets", help="comma-separated budgets, e.g. 1.0,0.5,0: one saved set per budget, "
+                   "listed under \"budgets\"")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--compare-capture", action="store_true",
                    help="compare with the saved set of the capture's aot_forward_graph")
@@ -467,6 +484,16 @@ def parse_args() -> argparse.Namespace:
         p.error("--graph, --compare-capture and --params dynamo read the capture: give its path instead of --json")
     if args.repeat < 1:
         p.error("--repeat must be at least 1")
+    if args.budget is not None and args.budgets is not None:
+        p.error("give --budget or --budgets, not both")
+    args.budget_list = args.budgets is not None
+    try:
+        args.budgets = ([float(b) for b in args.budgets.split(",") if b.strip()] if args.budget_list
+                        else [functorch_config.activation_memory_budget if args.budget is None else args.budget])
+    except ValueError:
+        p.error(f"--budgets {args.budgets!r}: expected comma-separated numbers")
+    if not args.budgets or any(not 0.0 <= b <= 1.0 for b in args.budgets):
+        p.error("activation memory budgets lie in [0, 1]")
     if args.params != "dynamo":
         try:
             args.params = sorted({int(i) for i in args.params.split(",") if i.strip()})

@@ -91,19 +91,38 @@ CanonicalGraph canonicalize(const ir::Graph& graph, const CanonicalizeOptions& o
     while (stand[id] != id) id = stand[id];
     return id;
   };
+  // Storage of each node (views share their base's): torch never merges a node that shares
+  // storage with an output.
+  std::vector<NodeId> storage(n);
+  std::vector<uint8_t> outputStorage(n, 0);
+  for (NodeId id = 0; id < n; ++id) {
+    storage[id] = id;
+    const auto ins = graph.inputs(id);
+    if (graph.node(id).kind == ir::NodeKind::CallFunction && !ins.empty() && graph.node(ins[0]).meta.isTensor() &&
+        ir::lookupOp(graph.target(id)).category == ir::OpCategory::View) {
+      storage[id] = storage[ins[0]];
+    }
+  }
+  for (NodeId id = 0; id < n; ++id) {
+    if (outputItem[id]) outputStorage[storage[id]] = 1;
+  }
   std::unordered_map<std::string, NodeId> seen;
   for (NodeId id = 0; id < n; ++id) {
     const ir::Node& node = graph.node(id);
-    if (node.kind != ir::NodeKind::CallFunction || outputItem[id]) continue;
+    if (node.kind != ir::NodeKind::CallFunction) continue;
     if (options.removeNoOps) {
       const NodeId src = noOpSource(graph, id);
-      if (src != ir::kNoNode) {
+      // remove_noop_ops keeps a returned node unless it is a view of a value that is neither an
+      // input nor returned itself.
+      const bool view = src != ir::kNoNode && storage[id] == storage[src];
+      const bool keep = outputItem[id] && (!view || graph.node(src).kind == ir::NodeKind::Placeholder || outputItem[src]);
+      if (src != ir::kNoNode && !keep) {
         stand[id] = resolve(src);
         ++result.removedNoOps;
         continue;
       }
     }
-    if (!options.mergeDuplicates) continue;
+    if (!options.mergeDuplicates || outputStorage[storage[id]]) continue;
     const ir::OpCategory category = ir::lookupOp(graph.target(id)).category;
     if (category == ir::OpCategory::Random || ir::canonicalOpName(graph.target(id)).starts_with("aten.empty")) continue;
     // Arguments with references resolved to representatives, so chains of duplicates merge.

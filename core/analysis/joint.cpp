@@ -20,9 +20,12 @@ bool impure(const ir::Graph& graph, ir::NodeId n) {
 
 // torch's _extract_graph_with_inputs_outputs, node set only: nodes computable from `available`
 // (placeholders outside it are unavailable), kept when an output needs them (or they are impure).
-// Returns per-node membership; `missing` receives needed nodes that could not be computed.
+// Returns per-node membership; `missing` receives needed nodes that could not be computed. A
+// needed node in `lookThrough` is not reported itself: its inputs are, so that the values a caller
+// could make available are the ones named.
 std::vector<uint8_t> extract(const ir::Graph& graph, const std::vector<uint8_t>& available,
-                             std::span<const ir::NodeId> outputs, std::vector<ir::NodeId>* missing) {
+                             std::span<const ir::NodeId> outputs, std::vector<ir::NodeId>* missing,
+                             const std::vector<uint8_t>* lookThrough = nullptr) {
   const size_t n = graph.size();
   std::vector<uint8_t> computable(n, 0);
   for (ir::NodeId id = 0; id < n; ++id) {
@@ -51,7 +54,11 @@ std::vector<uint8_t> extract(const ir::Graph& graph, const std::vector<uint8_t>&
     const ir::NodeId id = stack.back();
     stack.pop_back();
     if (!computable[id]) {
-      if (missing != nullptr) missing->push_back(id);
+      if (lookThrough != nullptr && (*lookThrough)[id]) {
+        for (ir::NodeId in : graph.inputs(id)) need(in);
+      } else if (missing != nullptr) {
+        missing->push_back(id);
+      }
       continue;
     }
     if (available[id]) continue;
@@ -97,7 +104,9 @@ JointInfo analyzeJoint(const ir::Graph& graph) {
   for (ir::NodeId id : info.tangents) info.requiredBackward[id] = 1;
   for (ir::NodeId id = 0; id < n; ++id) {
     if (!info.requiredBackward[id]) continue;
-    for (ir::NodeId user : graph.users(id)) info.requiredBackward[user] = 1;
+    for (ir::NodeId user : graph.users(id)) {
+      if (graph.node(user).kind != ir::NodeKind::Output) info.requiredBackward[user] = 1;
+    }
   }
   info.tangentClosure = info.requiredBackward;
   for (ir::NodeId out : info.backwardOutputs) {
@@ -149,7 +158,7 @@ StepPartition partitionJoint(const ir::Graph& graph, const JointInfo& info, std:
     if (isSaved[id] && info.tangentClosure[id] && graph.node(id).kind != ir::NodeKind::Placeholder) step.missing.push_back(id);
   }
   std::vector<ir::NodeId> missing;
-  std::vector<uint8_t> backward = extract(graph, backwardInputs, info.backwardOutputs, &missing);
+  std::vector<uint8_t> backward = extract(graph, backwardInputs, info.backwardOutputs, &missing, &info.tangentClosure);
   step.missing.insert(step.missing.end(), missing.begin(), missing.end());
   std::sort(step.missing.begin(), step.missing.end());
   step.missing.erase(std::unique(step.missing.begin(), step.missing.end()), step.missing.end());

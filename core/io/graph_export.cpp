@@ -128,6 +128,11 @@ json graphToJson(const ir::Graph& g) {
     node["role"] = ir::roleName(n.role);
     if (n.synthetic) node["synthetic"] = true;
     if (n.comment) node["comment"] = std::string(g.str(n.comment));
+    if (!n.itemComments.empty()) {  // the output node: what each returned item is (AOT descriptors)
+      json items = json::array();
+      for (ir::StrId c : n.itemComments) items.push_back(c ? json(std::string(g.str(c))) : json(nullptr));
+      node["item_comments"] = std::move(items);
+    }
     const auto& p = n.provenance;
     if (p.file || p.modulePath) {
       json prov = json::object();

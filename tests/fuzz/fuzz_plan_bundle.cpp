@@ -1,0 +1,28 @@
+// Fuzzes the readers of user-supplied planning JSON: plan bundles (core/plan/plan_bundle.h) and
+// hardware profiles (core/hw/hw_profile.h). Bad input must come back as Error(BadInput), never as
+// a crash; a plan that reads must write back to text that reads again to the same text.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "hw/hw_profile.h"
+#include "plan/plan_bundle.h"
+#include "util/diagnostics.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  try {
+    const lathe::plan::PlanBundle plan = lathe::plan::planFromJson(input, "fuzz");
+    const std::string text = lathe::plan::planToJson(plan);
+    if (lathe::plan::planToJson(lathe::plan::planFromJson(text, "fuzz")) != text) __builtin_trap();
+  } catch (const lathe::Error& e) {
+    if (e.code() != lathe::ErrorCode::BadInput) __builtin_trap();
+  }
+  try {
+    (void)lathe::hw::parseHwProfile(input, "fuzz");
+  } catch (const lathe::Error& e) {
+    if (e.code() != lathe::ErrorCode::BadInput) __builtin_trap();
+  }
+  return 0;
+}

@@ -1,0 +1,225 @@
+// Pipeline text: parsing (spaces, options, several passes, byte sizes), the usage errors malformed
+// text gives and where they point, canonical formatting, byte sizes, and unknown options.
+#include "passes/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/graph_inputs.h"
+#include "hw/hw_profile.h"
+#include "ir/op_info.h"
+#include "util/diagnostics.h"
+
+namespace lathe::passes {
+namespace {
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+using Options = std::map<std::string, std::string>;
+
+void expectStep(const PipelineStep& step, const std::string& pass, const Options& options) {
+  EXPECT_EQ(step.pass, pass);
+  EXPECT_EQ(step.options.values(), options);
+}
+
+// The text is refused as a usage error whose message contains every fragment.
+void expectUsageError(const std::string& text, const std::vector<std::string>& fragments) {
+  try {
+    (void)parsePipeline(text);
+    ADD_FAILURE() << "accepted: " << text;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Usage) << text;
+    for (const std::string& fragment : fragments) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+          << "\"" << text << "\": message \"" << e.what() << "\" lacks \"" << fragment << "\"";
+    }
+  }
+}
+
+TEST(ParsePipeline, OnePassWithoutOptions) {
+  const std::vector<PipelineStep> steps = parsePipeline("split");
+  ASSERT_EQ(steps.size(), 1u);
+  expectStep(steps[0], "split", {});
+}
+
+TEST(ParsePipeline, EmptyTextIsAnEmptyPipeline) {
+  EXPECT_TRUE(parsePipeline("").empty());
+  EXPECT_TRUE(parsePipeline("  \t ").empty());
+}
+
+TEST(ParsePipeline, SeveralPassesWithOptionsAndSpaces) {
+  const std::vector<PipelineStep> steps = parsePipeline(
+      "  split ,fusion( max_nodes = 32 ),  recompute(policy=budget, memory=40GiB) ,offload(policy=heuristic,"
+      "resident=0.3)  ");
+  ASSERT_EQ(steps.size(), 4u);
+  expectStep(steps[0], "split", {});
+  expectStep(steps[1], "fusion", {{"max_nodes", "32"}});
+  expectStep(steps[2], "recompute", {{"policy", "budget"}, {"memory", "40GiB"}});
+  expectStep(steps[3], "offload", {{"policy", "heuristic"}, {"resident", "0.3"}});
+  EXPECT_EQ(steps[2].options.bytes("memory", 0), 40 * kGiB);
+  EXPECT_DOUBLE_EQ(steps[3].options.number("resident", 0), 0.3);
+}
+
+TEST(ParsePipeline, ValuesTakeNumbersSizesAndPaths) {
+  const std::vector<PipelineStep> steps =
+      parsePipeline("recompute(memory=1.5e9),recompute(memory=2e+9),recompute(policy=file,path=plans/run-1.json)");
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].options.bytes("memory", 0), 1'500'000'000u);
+  EXPECT_EQ(steps[1].options.bytes("memory", 0), 2'000'000'000u);
+  expectStep(steps[2], "recompute", {{"policy", "file"}, {"path", "plans/run-1.json"}});
+}
+
+TEST(ParsePipeline, UnknownPassIsAUsageErrorNamingItsPosition) {
+  // "fusoin" starts at the 7th character.
+  expectUsageError("split,fusoin", {"fusoin", "character 7"});
+}
+
+TEST(ParsePipeline, MalformedTextIsAUsageErrorNamingThePosition) {
+  expectUsageError("recompute(policy=torch", {"character 23", "')'"});
+  expectUsageError("recompute(policy)", {"character 17", "'='"});
+  expectUsageError("recompute(policy torch)", {"character 18", "'='"});
+  expectUsageError("recompute(policy=torch,policy=budget)", {"character", "policy only once"});
+  expectUsageError("recompute(policy=)", {"character 18", "a value for policy"});
+  expectUsageError("recompute(=torch)", {"character 11", "an option name"});
+  expectUsageError("split,,fusion", {"character 7", "a pass name"});
+  expectUsageError("split,", {"character 7", "a pass name"});
+  expectUsageError("split fusion", {"character 7", "','"});
+  expectUsageError("recompute(policy=torch))", {"character 24", "','"});
+}
+
+TEST(FormatStep, SortsOptionsIntoCanonicalText) {
+  const std::vector<PipelineStep> steps = parsePipeline("recompute( policy = budget , memory = 40GiB )");
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(formatStep(steps[0]), "recompute(memory=40GiB,policy=budget)");
+  EXPECT_EQ(formatStep(PipelineStep{"split", {}}), "split");
+}
+
+TEST(FormatPipeline, CanonicalTextParsesBackToItself) {
+  const std::vector<std::string> texts = {
+      "split",
+      " split , fusion ",
+      "split,fusion,recompute(policy=torch)",
+      "fusion(max_nodes=8),recompute(path=a/b.json,policy=file),offload(resident=0.3,policy=heuristic)",
+      "recompute(policy=budget,memory=1.5e9)",
+  };
+  for (const std::string& text : texts) {
+    const std::string canonical = formatPipeline(parsePipeline(text));
+    EXPECT_EQ(formatPipeline(parsePipeline(canonical)), canonical) << text;
+    EXPECT_EQ(canonical.find(' '), std::string::npos) << canonical;
+  }
+  EXPECT_EQ(formatPipeline(parsePipeline(" split , fusion ")), "split,fusion");
+  EXPECT_EQ(formatPipeline(parsePipeline("offload(resident=0.3,policy=heuristic)")),
+            "offload(policy=heuristic,resident=0.3)");
+}
+
+TEST(ParseByteSize, UnitsScalesAndSpaces) {
+  EXPECT_EQ(parseByteSize("40GiB"), 40 * kGiB);
+  EXPECT_EQ(parseByteSize("40 GB"), 40'000'000'000u);
+  EXPECT_EQ(parseByteSize("40gib"), 40 * kGiB);
+  EXPECT_EQ(parseByteSize("512MiB"), 512 * kMiB);
+  EXPECT_EQ(parseByteSize("3.5GB"), 3'500'000'000u);
+  EXPECT_EQ(parseByteSize("1.5e9"), 1'500'000'000u);
+  EXPECT_EQ(parseByteSize("1e9"), 1'000'000'000u);
+  EXPECT_EQ(parseByteSize("0.5KiB"), 512u);
+  EXPECT_EQ(parseByteSize("7kb"), 7000u);
+  EXPECT_EQ(parseByteSize("2TiB"), 2 * 1024 * kGiB);
+  EXPECT_EQ(parseByteSize("12B"), 12u);
+  EXPECT_EQ(parseByteSize(" 12 "), 12u);
+  EXPECT_EQ(parseByteSize("0"), 0u);
+}
+
+TEST(ParseByteSize, SizesAboveInt64MaxStayExact) {
+  // Above INT64_MAX, below the 1.8e19 limit parseByteSize sets itself.
+  EXPECT_EQ(parseByteSize("1e19"), uint64_t{10'000'000'000'000'000'000u});
+  EXPECT_EQ(parseByteSize("9.5e18"), uint64_t{9'500'000'000'000'000'000u});
+}
+
+TEST(ParseByteSize, RejectsWhatIsNotASize) {
+  for (const char* text : {"", "GiB", "-1GiB", "40XB", "16EB", "abc", "4 0GiB", "1e30", "inf", "nan", "40GiB extra"}) {
+    EXPECT_EQ(parseByteSize(text), std::nullopt) << text;
+  }
+}
+
+TEST(PassOptions, TypedReadsRejectBadTextAsUsageErrors) {
+  const PassOptions options(Options{{"memory", "40GB"}, {"resident", "lots"}, {"units", "maybe"}});
+  EXPECT_EQ(options.bytes("memory", 0), 40'000'000'000u);
+  EXPECT_EQ(options.bytes("absent", 7), 7u);
+  for (const auto& read : std::vector<std::function<void()>>{
+           [&] { (void)options.number("resident", 0); },
+           [&] { (void)options.bytes("resident", 0); },
+           [&] { (void)options.flag("units", true); },
+       }) {
+    try {
+      read();
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Usage);
+    }
+  }
+}
+
+TEST(PassOptions, RequireKnownRejectsTypos) {
+  const PassOptions good(Options{{"policy", "torch"}, {"memory", "40GiB"}});
+  EXPECT_NO_THROW(good.requireKnown("recompute", {"policy", "memory", "path"}));
+  const PassOptions typo(Options{{"polcy", "torch"}});
+  try {
+    typo.requireKnown("recompute", {"policy", "memory", "path"});
+    ADD_FAILURE() << "accepted a typo";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Usage);
+    const std::string message = e.what();
+    EXPECT_NE(message.find("recompute"), std::string::npos) << message;
+    EXPECT_NE(message.find("polcy"), std::string::npos) << message;
+    EXPECT_NE(message.find("policy"), std::string::npos) << message;  // the known keys are listed
+  }
+}
+
+TEST(Passes, EveryPassRejectsAnUnknownOption) {
+  // A placeholder and the output: enough for a pass to read its options.
+  ir::Graph graph;
+  ir::Node x;
+  x.kind = ir::NodeKind::Placeholder;
+  x.name = graph.intern("x");
+  const ir::NodeId xid = graph.addNode(x);
+  ir::Node out;
+  out.kind = ir::NodeKind::Output;
+  out.name = graph.intern("output");
+  out.target = graph.intern("output");
+  out.args = {ir::Arg::ofNode(xid)};
+  graph.addNode(out);
+  graph.finalize();
+  const analysis::GraphInputs inputs = analysis::inferGraphInputs(graph, nullptr);
+  const hw::HwProfile hw = hw::resolveHwProfile("h200");
+  const PassContext context{graph, inputs, hw, ir::OpRegistry::global(), {}};
+
+  const std::vector<std::string_view> names = passNames();
+  EXPECT_EQ(names, (std::vector<std::string_view>{"split", "fusion", "recompute", "offload"}));
+  for (std::string_view name : names) {
+    const Pass& pass = findPass(name);
+    EXPECT_EQ(pass.name(), name);
+    try {
+      (void)pass.run(context, plan::PlanState::empty(graph.size()), PassOptions(Options{{"bogus", "1"}}));
+      ADD_FAILURE() << name << " accepted option bogus";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Usage) << name;
+      EXPECT_NE(std::string(e.what()).find("bogus"), std::string::npos) << name << ": " << e.what();
+    }
+  }
+  try {
+    (void)findPass("fuse");
+    ADD_FAILURE() << "found a pass named fuse";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Usage);
+  }
+}
+
+}  // namespace
+}  // namespace lathe::passes

@@ -1,0 +1,233 @@
+// The plan bundle of a real capture (llama3 8B, 2 tiny layers, training; split, fusion and torch's
+// recompute): JSON round trips byte for byte, files are written atomically, every kind of damage is
+// a BadInput error and never a crash, and planning is deterministic.
+#include "plan/plan_bundle.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "hw/hw_profile.h"
+#include "ir/op_info.h"
+#include "passes/pipeline.h"
+#include "passes/plan_builder.h"
+#include "sample_graphs.h"
+#include "util/diagnostics.h"
+
+namespace lathe::plan {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kSample = "captures/llama3_8b_2l_tiny_train.log.gz";
+constexpr const char* kGraph = "0/0:aot_joint_graph";
+constexpr const char* kPipeline = "split,fusion,recompute(policy=torch)";
+
+PlanBundle planOf(const testing::SampleGraph& sample, const hw::HwProfile& hw) {
+  const passes::PassContext context{*sample.graph, sample.inputs, hw, ir::OpRegistry::global(), {}};
+  const passes::PipelineRun run = passes::runPipeline(context, passes::parsePipeline(kPipeline));
+  return passes::buildPlanBundle(context, run, kSample, kGraph);
+}
+
+// Wall times of the passes are the only fields that may differ between two runs.
+PlanBundle withoutWallTimes(PlanBundle plan) {
+  for (PlanStep& step : plan.steps) step.seconds = 0;
+  return plan;
+}
+
+// The capture's plan, made once for every test.
+struct Planned {
+  testing::SampleGraph sample;
+  hw::HwProfile hw;
+  PlanBundle plan;
+  std::string json;
+};
+
+const Planned& planned() {
+  static const Planned p = [] {
+    Planned out{testing::loadSampleGraph(kSample, kGraph), hw::resolveHwProfile("h200"), {}, {}};
+    out.plan = planOf(out.sample, out.hw);
+    out.json = planToJson(out.plan);
+    return out;
+  }();
+  return p;
+}
+
+// Parsing `text` either succeeds or throws Error(BadInput); anything else fails the test.
+void expectBadInputOrAccepted(const std::string& text, const std::string& what) {
+  try {
+    (void)planFromJson(text, "damaged.plan.json");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput) << what << ": " << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": " << e.what() << " escaped as a non-lathe exception";
+  }
+}
+
+// Parsing `text` throws Error(BadInput) whose message contains `fragment`.
+void expectBadInput(const std::string& text, const std::string& fragment, const std::string& what) {
+  try {
+    (void)planFromJson(text, "damaged.plan.json");
+    ADD_FAILURE() << what << ": accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput) << what;
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << what << ": " << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": " << e.what() << " escaped as a non-lathe exception";
+  }
+}
+
+// The capture's plan as JSON, damaged.
+std::string damaged(const std::function<void(Json&)>& damage) {
+  Json j = Json::parse(planned().json);
+  damage(j);
+  return j.dump(1);
+}
+
+TEST(PlanBundle, DescribesTheGraphAndThePipeline) {
+  const ir::Graph& graph = *planned().sample.graph;
+  const PlanBundle& plan = planned().plan;
+  EXPECT_EQ(plan.graphId, kGraph);
+  EXPECT_EQ(plan.fingerprint, graphFingerprint(graph));
+  EXPECT_EQ(plan.fingerprint.size(), 16u);
+  ASSERT_EQ(plan.nodeNames.size(), graph.size());
+  for (ir::NodeId id = 0; id < graph.size(); ++id) EXPECT_EQ(plan.nodeNames[id], graph.name(id));
+  EXPECT_EQ(plan.pipeline, kPipeline);
+  ASSERT_EQ(plan.steps.size(), 3u);
+  EXPECT_EQ(plan.steps[2].step, "recompute(policy=torch)");
+  ASSERT_TRUE(plan.state.recompute.has_value());
+  EXPECT_EQ(plan.state.recompute->policy, "torch");
+  EXPECT_FALSE(plan.state.recompute->saved.empty());
+  EXPECT_GT(plan.state.pieceCount, 1);
+  EXPECT_FALSE(plan.state.groups.empty());
+  EXPECT_GT(plan.timeline.peakBytes, 0u);
+  EXPECT_EQ(plan.timeline.node.size(), plan.timeline.phase.size());
+}
+
+TEST(PlanBundle, JsonRoundTripsByteForByte) {
+  const PlanBundle& plan = planned().plan;
+  const PlanBundle read = planFromJson(planned().json, "plan.json");
+  EXPECT_EQ(planToJson(read), planned().json);
+  EXPECT_EQ(read.hardware, plan.hardware);
+  ASSERT_TRUE(read.state.recompute.has_value());
+  EXPECT_EQ(read.state.recompute->saved, plan.state.recompute->saved);
+  EXPECT_EQ(read.state.group, plan.state.group);
+}
+
+TEST(PlanBundle, WritePlanLeavesOnlyThePlanAndReadPlanReadsIt) {
+  const fs::path dir = fs::temp_directory_path() / ("lathe_plan_bundle_test_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path path = dir / "llama.plan.json";
+  writePlan(path, planned().plan);
+  writePlan(path, planned().plan);  // over an existing file too
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) files.push_back(entry.path());
+  EXPECT_EQ(files, std::vector<fs::path>{path});
+  EXPECT_EQ(planToJson(readPlan(path)), planned().json);
+  try {
+    (void)readPlan(dir / "missing.plan.json");
+    ADD_FAILURE() << "read a missing file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(PlanBundle, TruncatedPlansAreBadInput) {
+  // Every cut of the first 200 bytes, then cuts spread over the rest (the last byte is the newline,
+  // without which the text is still whole).
+  const std::string& json = planned().json;
+  std::vector<size_t> cuts;
+  for (size_t n = 0; n < 200; ++n) cuts.push_back(n);
+  for (size_t n = 200; n + 1 < json.size(); n += json.size() / 97) cuts.push_back(n);
+  for (size_t n : cuts) expectBadInput(json.substr(0, n), "damaged.plan.json", "cut at " + std::to_string(n));
+}
+
+TEST(PlanBundle, OtherFormatsAndVersionsAreBadInput) {
+  expectBadInput(damaged([](Json& j) { j["format"] = "lathe.hw/1"; }), "lathe.hw/1", "another format");
+  expectBadInput(damaged([](Json& j) { j["format"] = "lathe.plan/2"; }), "another version", "version 2");
+  expectBadInput(damaged([](Json& j) { j.erase("format"); }), "is not lathe.plan/1", "no format");
+  expectBadInput("[1, 2]", "not a JSON object", "an array");
+  expectBadInput("", "not a JSON object", "nothing");
+}
+
+TEST(PlanBundle, DecisionsNamingUnknownNodesAreBadInput) {
+  expectBadInput(damaged([](Json& j) { j["recompute"]["saved"][0] = "no_such_node"; }), "no_such_node", "saved");
+  expectBadInput(damaged([](Json& j) { j["recompute"]["recomputed"].push_back("ghost"); }), "ghost", "recomputed");
+  expectBadInput(damaged([](Json& j) { j["groups"][0]["nodes"][0] = "ghost"; }), "ghost", "group node");
+  expectBadInput(damaged([](Json& j) { j["groups"][0]["anchor"] = "ghost"; }), "ghost", "group anchor");
+  expectBadInput(damaged([](Json& j) { j["units"][0]["weights"].push_back("ghost"); }), "ghost", "unit weight");
+  expectBadInput(damaged([](Json& j) { j["timeline"]["node"][0] = "ghost"; }), "ghost", "timeline node");
+}
+
+TEST(PlanBundle, PerNodeArraysOfTheWrongLengthAreBadInput) {
+  for (const char* field : {"piece", "boundary", "unit", "group"}) {
+    expectBadInput(damaged([&](Json& j) { j["nodes"][field].erase(j["nodes"][field].size() - 1); }),
+                   "one entry per node", std::string("short ") + field);
+    expectBadInput(damaged([&](Json& j) { j["nodes"][field].push_back(0); }), "one entry per node",
+                   std::string("long ") + field);
+  }
+  expectBadInput(damaged([](Json& j) { j["nodes"]["names"].push_back("extra"); }), "one entry per node", "names");
+  expectBadInput(damaged([](Json& j) { j["timeline"]["saved"].push_back(0); }), "one entry per step", "timeline");
+  expectBadInput(damaged([](Json& j) { j["recompute"]["saved_reasons"].push_back("why"); }), "one reason", "reasons");
+}
+
+TEST(PlanBundle, NonNumberStatsAreBadInput) {
+  expectBadInput(damaged([](Json& j) { j["steps"][2]["stats"]["peak_bytes"] = "large"; }), "peak_bytes", "step stat");
+  expectBadInput(damaged([](Json& j) { j["estimates"]["step_seconds"] = nullptr; }), "step_seconds", "estimate");
+  expectBadInput(damaged([](Json& j) { j["steps"][0]["stats"] = Json::array(); }), "stats", "stats list");
+}
+
+TEST(PlanBundle, EveryFieldDamagedIsBadInputOrAccepted) {
+  // Each object field and the first item of each list: removed, made null, and replaced by a value
+  // of another JSON type (taking turns, to keep the run short under the sanitizers). The reader may
+  // accept some, but must answer BadInput to the rest and never crash.
+  const Json original = Json::parse(planned().json);
+  std::vector<Json::json_pointer> paths;
+  std::function<void(const Json&, const Json::json_pointer&)> collect = [&](const Json& v,
+                                                                            const Json::json_pointer& at) {
+    if (v.is_object()) {
+      for (const auto& [key, child] : v.items()) {
+        paths.push_back(at / key);
+        collect(child, at / key);
+      }
+    } else if (v.is_array() && !v.empty()) {
+      paths.push_back(at / 0);
+      collect(v[0], at / 0);
+    }
+  };
+  collect(original, Json::json_pointer());
+  EXPECT_GT(paths.size(), 100u);
+  const std::vector<Json> others = {true, -1, 4294967296.5, "x", Json::array(), Json::object()};
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const Json::json_pointer& path = paths[i];
+    Json removed = original;
+    Json& parent = removed.at(path.parent_pointer());
+    if (parent.is_object()) {
+      parent.erase(path.back());
+    } else {
+      parent.erase(0);
+    }
+    expectBadInputOrAccepted(removed.dump(), "removed " + path.to_string());
+    for (const Json& replacement : {Json(nullptr), others[i % others.size()]}) {
+      Json j = original;
+      j.at(path) = replacement;
+      expectBadInputOrAccepted(j.dump(), path.to_string() + " = " + replacement.dump());
+    }
+  }
+}
+
+TEST(PlanBundle, PlanningTheSameGraphTwiceGivesTheSameBytes) {
+  const PlanBundle again = planOf(planned().sample, planned().hw);
+  EXPECT_EQ(planToJson(withoutWallTimes(again)), planToJson(withoutWallTimes(planned().plan)));
+}
+
+}  // namespace
+}  // namespace lathe::plan
