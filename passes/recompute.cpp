@@ -558,6 +558,80 @@ class LagrangianCut {
 
 }  // namespace
 
+namespace {
+
+// Peak descent. The peak is one moment of the step, which the Lagrangian cuts (they price saved
+// bytes, not liveness) do not see. From each candidate, recomputing one of the largest saved
+// values live at the peak (saving its inputs instead where they cannot be recomputed) may lower the
+// peak for little time: take the move with the most bytes per second, repeat. Bounded by an
+// evaluation budget that shrinks with the graph, so large graphs stay interactive.
+template <typename Consider>
+void descendPeaks(const PassContext& context, const JointInfo& joint, std::span<const double> nodeSeconds,
+                  std::span<const double> cost, const std::vector<FrontierPoint>& starts, Consider&& consider) {
+  const ir::Graph& graph = context.graph;
+  const size_t n = graph.size();
+  std::vector<NodeId> base(n);
+  std::vector<uint8_t> movable(n, 0);
+  for (NodeId id = 0; id < n; ++id) {
+    base[id] = id;
+    const ir::Node& node = graph.node(id);
+    if (node.kind != ir::NodeKind::CallFunction) continue;
+    const ir::OpCategory category = context.ops.lookup(graph.target(id)).category;
+    const auto ins = graph.inputs(id);
+    if ((category == ir::OpCategory::View || category == ir::OpCategory::Getitem) && !ins.empty() &&
+        graph.node(ins[0]).meta.isTensor()) {
+      base[id] = base[ins[0]];
+    }
+    movable[id] = joint.isForward(id) && category != ir::OpCategory::Random && category != ir::OpCategory::Collective &&
+                  category != ir::OpCategory::Host;
+  }
+  constexpr size_t kMovesPerStep = 8;
+  constexpr int kSteps = 24;
+  size_t evaluations = n <= 5000 ? 1000 : 40;
+  std::vector<std::vector<NodeId>> seeds;
+  for (const FrontierPoint& p : starts) seeds.push_back(p.saved);
+  for (std::vector<NodeId>& seed : seeds) {
+    RecomputeEvaluation current = evaluateSavedSet(context, joint, seed, nodeSeconds, cost);
+    for (int step = 0; step < kSteps && evaluations > 0 && current.partition.valid(); ++step) {
+      context.progress.checkCancelled();
+      const uint32_t peak = current.timeline.peakStep;
+      std::vector<std::pair<uint64_t, NodeId>> live;  // saved storages live at the peak, largest first
+      for (const analysis::StorageLife& life : current.timeline.storages) {
+        if (life.category == analysis::MemoryCategory::Saved && life.first <= peak && peak <= life.last && movable[life.node]) {
+          live.emplace_back(life.bytes, life.node);
+        }
+      }
+      std::sort(live.begin(), live.end(), std::greater<>());
+      if (live.size() > kMovesPerStep) live.resize(kMovesPerStep);
+      std::optional<RecomputeEvaluation> best;
+      double bestScore = 0;
+      for (const auto& [bytes, storage] : live) {
+        if (evaluations == 0) break;
+        std::vector<NodeId> trial;
+        for (NodeId v : current.partition.saved) {
+          if (base[v] != storage) trial.push_back(v);
+        }
+        trial = closeSavedSet(graph, joint, std::move(trial));
+        if (std::any_of(trial.begin(), trial.end(), [&](NodeId v) { return base[v] == storage; })) continue;
+        --evaluations;
+        RecomputeEvaluation e = evaluateSavedSet(context, joint, trial, nodeSeconds, cost);
+        if (!e.partition.valid() || e.timeline.peakBytes >= current.timeline.peakBytes) continue;
+        const double gain = static_cast<double>(current.timeline.peakBytes - e.timeline.peakBytes);
+        const double score = gain / std::max(1e-9, e.recomputeSeconds - current.recomputeSeconds);
+        if (!best || score > bestScore) {
+          bestScore = score;
+          best = std::move(e);
+        }
+      }
+      if (!best) break;
+      current = std::move(*best);
+      consider(current.partition.saved, -1);
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const JointInfo& joint) {
   requireJoint(context.graph, joint);
   const std::vector<double> nodeSeconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
@@ -639,6 +713,7 @@ std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const Join
       consider(cuts.solve(low, high, split).saved, low);
     }
   }
+  descendPeaks(context, joint, nodeSeconds, cost, points, consider);
   std::sort(points.begin(), points.end(), [](const FrontierPoint& a, const FrontierPoint& b) {
     return a.peakBytes != b.peakBytes ? a.peakBytes < b.peakBytes : a.recomputeSeconds < b.recomputeSeconds;
   });
