@@ -14,8 +14,18 @@ build: setup
 	cmake --preset default
 	cmake --build --preset default -j $(JOBS)
 
+STUDIO := build/default/app/studio/lathe-studio
+SCREENSHOT := build/lathe-studio-example.png
+
+# With a display the studio opens on the bundled example; without one it renders the same window
+# headless to a PNG and says where.
 run: build
-	build/default/app/cli/lathe info $(EXAMPLE)
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
+	  $(STUDIO) $(EXAMPLE); \
+	else \
+	  $(STUDIO) --screenshot $(SCREENSHOT) $(EXAMPLE) && \
+	  echo "no display: rendered lathe-studio on $(EXAMPLE) to $(SCREENSHOT)"; \
+	fi
 
 test: build setup-python
 	ctest --preset default

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/push_relabel_max_flow.hpp>
+#include <boost/graph/boykov_kolmogorov_max_flow.hpp>
+#include <boost/property_map/property_map.hpp>
 #include <deque>
 
 namespace lathe::passes {
@@ -37,8 +38,19 @@ FlowNetwork::Cut FlowNetwork::minimumCut(uint32_t source, uint32_t sink) const {
     reverse[forward] = backward;
     reverse[backward] = forward;
   }
+  // Boykov-Kolmogorov augments along paths, so no value exceeds the flow (bounded by the finite
+  // capacities); push-relabel's preflow piles the excess of many infinite edges onto one vertex
+  // and overflows int64.
+  std::vector<Traits::edge_descriptor> predecessor(vertices_);
+  std::vector<boost::default_color_type> color(vertices_);
+  std::vector<int64_t> distance(vertices_);
+  const auto index = boost::get(boost::vertex_index, graph);
   Cut cut;
-  cut.value = boost::push_relabel_max_flow(graph, source, sink);
+  cut.value = boost::boykov_kolmogorov_max_flow(graph, capacity, residual, reverse,
+                                                boost::make_iterator_property_map(predecessor.begin(), index),
+                                                boost::make_iterator_property_map(color.begin(), index),
+                                                boost::make_iterator_property_map(distance.begin(), index), index, source,
+                                                sink);
   if (cut.value >= infinite) cut.value = kInfinite;
 
   // Vertices that reach the sink through edges with residual capacity left.

@@ -12,7 +12,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libzip-dev zlib1g-dev libssl-dev
   libgtest-dev libgmock-dev librapidcheck-dev
-  libboost-graph-dev coinor-libcbc-dev
+  libboost-graph-dev
+  qt6-base-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libgl-dev libgraphviz-dev fonts-dejavu-core
   python3 python3-venv
 )
 

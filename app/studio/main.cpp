@@ -1,0 +1,119 @@
+// lathe-studio: opens an artifact (or the bundled example) in the main window, or renders the
+// window headless to a PNG (--screenshot) for docs and `make run` without a display.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QImage>
+#include <QTextStream>
+#include <QTimer>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "main_window.h"
+
+namespace {
+
+// Exit codes as the CLI's: 0 ok, 1 usage, 2 bad input, 3 internal.
+constexpr int kExitUsage = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitInternal = 3;
+
+const QSize kScreenshotSize(1600, 1000);
+
+// Views that --view accepts; the plan views (timeline, gantt, guards, pipeline) are not built yet.
+const QStringList kAvailableViews{QStringLiteral("graph")};
+
+bool wantsScreenshot(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--screenshot") == 0 || std::strncmp(argv[i], "--screenshot=", 13) == 0) return true;
+  }
+  return false;
+}
+
+void printError(const QString& message) {
+  QTextStream(stderr) << QStringLiteral("lathe-studio: ") << message << Qt::endl;
+}
+
+int takeScreenshot(const QString& output, const QString& path) {
+  lathe::studio::MainWindow window(lathe::studio::MainWindow::Options{.useSettings = false});
+  window.resize(kScreenshotSize);
+  window.show();
+  int exitCode = 0;
+  QObject::connect(&window, &lathe::studio::MainWindow::loadFinished, &window, [&](bool ok) {
+    if (!ok) {
+      printError(QCoreApplication::translate("main", "could not open %1 (the screenshot shows why)").arg(path));
+      exitCode = kExitBadInput;
+    }
+    // Let the views lay out and paint the new content before grabbing.
+    QTimer::singleShot(0, &window, [&] {
+      const QImage image = window.grab().toImage();
+      if (!image.save(output, "PNG")) {
+        printError(QCoreApplication::translate("main", "cannot write %1").arg(output));
+        exitCode = kExitInternal;
+      }
+      QCoreApplication::exit(exitCode);
+    });
+  });
+  window.openPath(path);
+  return QApplication::exec();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Headless rendering needs no display: default to the offscreen platform unless one is chosen.
+  if (wantsScreenshot(argc, argv) && std::getenv("QT_QPA_PLATFORM") == nullptr)
+    setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("Lathe"));
+  QApplication::setApplicationName(QStringLiteral("lathe-studio"));
+  QApplication::setApplicationVersion(QStringLiteral(LATHE_VERSION));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      QCoreApplication::translate("main",
+                                  "Workbench for PyTorch compiler artifacts: TORCH_TRACE logs (files or "
+                                  "folders of ranks), torch.export .pt2 archives, CUDA memory snapshots."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  const QCommandLineOption screenshot(
+      QStringLiteral("screenshot"),
+      QCoreApplication::translate("main", "Render the window headless at %1x%2 to <png> and exit.")
+          .arg(kScreenshotSize.width())
+          .arg(kScreenshotSize.height()),
+      QCoreApplication::translate("main", "png"));
+  const QCommandLineOption view(QStringLiteral("view"),
+                                QCoreApplication::translate("main", "View to show in the screenshot: %1.")
+                                    .arg(kAvailableViews.join(QStringLiteral(", "))),
+                                QCoreApplication::translate("main", "name"), kAvailableViews.first());
+  parser.addOption(screenshot);
+  parser.addOption(view);
+  parser.addPositionalArgument(QStringLiteral("path"),
+                               QCoreApplication::translate("main", "Artifact to open (default: the bundled example)."),
+                               QStringLiteral("[path]"));
+  parser.process(app);
+
+  const QStringList positional = parser.positionalArguments();
+  if (positional.size() > 1) {
+    printError(QCoreApplication::translate("main", "expected at most one path, got %1").arg(positional.size()));
+    return kExitUsage;
+  }
+  if (!kAvailableViews.contains(parser.value(view))) {
+    printError(QCoreApplication::translate("main", "view '%1' is not available yet; available: %2")
+                   .arg(parser.value(view), kAvailableViews.join(QStringLiteral(", "))));
+    return kExitUsage;
+  }
+  const QString path = positional.isEmpty() ? lathe::studio::MainWindow::exampleArtifactPath() : positional.first();
+  if (path.isEmpty()) {
+    printError(QCoreApplication::translate("main", "no path given and the bundled example is missing"));
+    return kExitUsage;
+  }
+
+  if (parser.isSet(screenshot)) return takeScreenshot(parser.value(screenshot), path);
+
+  lathe::studio::MainWindow window(lathe::studio::MainWindow::Options{});
+  window.show();
+  window.openPath(path);
+  return QApplication::exec();
+}

@@ -1,0 +1,93 @@
+// lathe-studio's main window: artifact tree (left), the selected graph's nodes (centre), node
+// inspector (right), diagnostics (bottom); loading on a worker thread with progress and cancel.
+#pragma once
+
+#include <QMainWindow>
+#include <QString>
+
+#include "ir/graph.h"
+
+class QDockWidget;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTableView;
+class QTreeView;
+
+namespace lathe::views {
+class ArtifactLoader;
+class ArtifactTreeModel;
+class DiagnosticsModel;
+class GraphNodesModel;
+class NodeInspector;
+struct LoadOutcome;
+}  // namespace lathe::views
+
+namespace lathe::studio {
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  struct Options {
+    // Restore and keep the layout, geometry and recent files of the user's sessions (off for
+    // screenshots and tests: they want the default layout and leave the user's settings alone).
+    bool useSettings = true;
+  };
+
+  explicit MainWindow(Options options, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  void openPath(const QString& path);
+  // The capture bundled in resources/examples, "" when it is missing.
+  [[nodiscard]] static QString exampleArtifactPath();
+  // Selects a graph by id in the tree (and so shows its nodes); false when no such graph.
+  bool selectGraph(const QString& graphId);
+  // Selects the graph a user most likely wants first (first joint graph, else first) and in it a
+  // node worth inspecting (the first matmul, else the first call).
+  void selectPreferredGraph();
+
+ signals:
+  // Emitted when a load ends: ok is false when it failed or was cancelled.
+  void loadFinished(bool ok);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void createWidgets();
+  void createDocks();
+  void createMenus();
+  void onLoadFinished(const views::LoadOutcome& outcome);
+  void showGraph(const QModelIndex& treeIndex);
+  void showNode(ir::NodeId node);
+  void rememberRecent(const QString& path);
+  void rebuildRecentMenu();
+  void openFileDialog();
+  void openDirectoryDialog();
+
+  Options options_;
+  views::ArtifactLoader* loader_;
+  views::ArtifactTreeModel* treeModel_;
+  views::GraphNodesModel* nodesModel_;
+  QSortFilterProxyModel* nodesProxy_;
+  views::DiagnosticsModel* diagnosticsModel_;
+  views::NodeInspector* inspector_;
+  QTreeView* tree_ = nullptr;
+  QTableView* nodesTable_ = nullptr;
+  QTableView* diagnosticsTable_ = nullptr;
+  QDockWidget* diagnosticsDock_ = nullptr;
+  QLineEdit* search_ = nullptr;
+  QLabel* graphTitle_ = nullptr;
+  QProgressBar* progressBar_ = nullptr;
+  QPushButton* cancelButton_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
+  QMenu* viewMenu_ = nullptr;
+};
+
+}  // namespace lathe::studio

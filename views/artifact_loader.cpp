@@ -1,0 +1,67 @@
+#include "views/artifact_loader.h"
+
+#include <QPromise>
+#include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+
+#include "views/formatting.h"
+
+namespace lathe::views {
+
+namespace {
+
+void loadInto(QPromise<LoadOutcome>& promise, const QString& path, const std::shared_ptr<std::atomic<bool>>& cancel) {
+  promise.setProgressRange(0, ArtifactLoader::kProgressMaximum);
+  Progress progress;
+  progress.cancel = cancel.get();
+  progress.report = [&promise](uint64_t done, uint64_t total) {
+    if (total == 0) return;
+    const double fraction = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
+    promise.setProgressValue(static_cast<int>(fraction * ArtifactLoader::kProgressMaximum));
+  };
+  LoadOutcome outcome;
+  try {
+    outcome.artifact = std::make_shared<const io::Artifact>(io::loadArtifact(path.toStdString(), progress));
+  } catch (const Error& error) {
+    outcome.cancelled = error.code() == ErrorCode::Cancelled;
+    outcome.error = QString::fromUtf8(error.what());
+    if (!error.where().file.empty()) outcome.errorLocation = toQString(error.where().str());
+  } catch (const std::exception& error) {
+    // Anything else is a bug in a loader; the window shows it instead of going down with it.
+    outcome.error = QString::fromUtf8(error.what());
+  }
+  promise.addResult(std::move(outcome));
+}
+
+}  // namespace
+
+ArtifactLoader::ArtifactLoader(QObject* parent) : QObject(parent) {
+  connect(&watcher_, &QFutureWatcherBase::progressValueChanged, this, &ArtifactLoader::progress);
+  connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
+    const QFuture<LoadOutcome> future = watcher_.future();
+    if (future.resultCount() > 0) emit finished(future.result());
+  });
+}
+
+ArtifactLoader::~ArtifactLoader() {
+  if (cancel_) cancel_->store(true);
+  for (QFuture<LoadOutcome>& future : running_) future.waitForFinished();
+}
+
+void ArtifactLoader::load(const QString& path) {
+  // Cancel the load in flight; it keeps its own flag, so the new one starts clean.
+  if (cancel_) cancel_->store(true);
+  std::erase_if(running_, [](const QFuture<LoadOutcome>& future) { return future.isFinished(); });
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  path_ = path;
+  QFuture<LoadOutcome> future = QtConcurrent::run(loadInto, path, cancel_);
+  running_.push_back(future);
+  watcher_.setFuture(future);
+  emit started(path);
+}
+
+void ArtifactLoader::cancel() {
+  if (cancel_) cancel_->store(true);
+}
+
+}  // namespace lathe::views

@@ -1,0 +1,52 @@
+// Loads artifacts on a worker thread (QtConcurrent) with progress and cancel, so that the GUI
+// thread never blocks. Starting a new load cancels the one in flight; its result is dropped.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QString>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "io/artifact.h"
+
+namespace lathe::views {
+
+// What one load produced: the artifact, or the error that stopped it (cancelled, unreadable).
+struct LoadOutcome {
+  std::shared_ptr<const io::Artifact> artifact;
+  QString error;
+  QString errorLocation;
+  bool cancelled = false;
+};
+
+class ArtifactLoader : public QObject {
+  Q_OBJECT
+
+ public:
+  static constexpr int kProgressMaximum = 1000;
+
+  explicit ArtifactLoader(QObject* parent = nullptr);
+  // Cancels and waits for the loads still running (they hold no reference to this object, but
+  // their threads must not outlive the application).
+  ~ArtifactLoader() override;
+
+  void load(const QString& path);
+  void cancel();
+  [[nodiscard]] bool busy() const { return watcher_.isRunning(); }
+  [[nodiscard]] const QString& path() const { return path_; }
+
+ signals:
+  void started(const QString& path);
+  void progress(int permille);  // 0 .. kProgressMaximum
+  void finished(const lathe::views::LoadOutcome& outcome);
+
+ private:
+  QFutureWatcher<LoadOutcome> watcher_;
+  std::shared_ptr<std::atomic<bool>> cancel_;
+  std::vector<QFuture<LoadOutcome>> running_;
+  QString path_;
+};
+
+}  // namespace lathe::views

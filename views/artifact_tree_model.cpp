@@ -1,0 +1,242 @@
+#include "views/artifact_tree_model.h"
+
+#include <QFileInfo>
+#include <map>
+
+#include "views/formatting.h"
+
+namespace lathe::views {
+
+struct ArtifactTreeModel::Item {
+  ItemKind kind = ItemKind::Artifact;
+  QString name, nodes, details, toolTip;
+  QString graphId;    // graph items
+  QString graphKind;  // graph items: the TORCH_TRACE event or artifact name
+  std::shared_ptr<const ir::Graph> graph;
+  Item* parent = nullptr;
+  int row = 0;
+  std::vector<std::unique_ptr<Item>> children;
+
+  Item* add(ItemKind childKind, QString childName) {
+    auto child = std::make_unique<Item>();
+    child->kind = childKind;
+    child->name = std::move(childName);
+    child->parent = this;
+    child->row = static_cast<int>(children.size());
+    children.push_back(std::move(child));
+    return children.back().get();
+  }
+};
+
+ArtifactTreeModel::ArtifactTreeModel(QObject* parent) : QAbstractItemModel(parent), root_(std::make_unique<Item>()) {}
+
+ArtifactTreeModel::~ArtifactTreeModel() = default;
+
+void ArtifactTreeModel::setArtifact(std::shared_ptr<const io::Artifact> artifact) {
+  beginResetModel();
+  artifact_ = std::move(artifact);
+  build();
+  endResetModel();
+}
+
+void ArtifactTreeModel::clear() {
+  setArtifact(nullptr);
+}
+
+namespace {
+
+QString compileDetails(const io::TraceCompile& compile) {
+  QStringList parts{toQString(io::compileStatusName(compile.status))};
+  if (!compile.failType.empty()) parts << toQString(compile.failType);
+  if (compile.entireFrameCompileTimeS) parts << formatSeconds(*compile.entireFrameCompileTimeS);
+  if (!compile.recompileReasons.empty()) {
+    parts << ArtifactTreeModel::tr("%n recompile reason(s)", nullptr,
+                                   static_cast<int>(compile.recompileReasons.size()));
+  }
+  return parts.join(QStringLiteral(" · "));
+}
+
+QString compileToolTip(const io::TraceCompile& compile) {
+  QStringList lines;
+  if (!compile.frameFile.empty()) {
+    lines << ArtifactTreeModel::tr("%1:%2 in %3")
+                 .arg(toQString(compile.frameFile))
+                 .arg(compile.frameLine)
+                 .arg(toQString(compile.frameName));
+  }
+  if (!compile.failReason.empty()) lines << toQString(compile.failReason);
+  for (const auto& reason : compile.recompileReasons) lines << toQString(reason);
+  return lines.join(QLatin1Char('\n'));
+}
+
+}  // namespace
+
+void ArtifactTreeModel::build() {
+  root_ = std::make_unique<Item>();
+  graphItems_.clear();
+  if (!artifact_) return;
+  const io::Artifact& artifact = *artifact_;
+
+  Item* top = root_->add(ItemKind::Artifact, QFileInfo(QString::fromStdString(artifact.path.string())).fileName());
+  top->details = toQString(io::artifactKindName(artifact.kind));
+  top->toolTip = QString::fromStdString(artifact.path.string());
+
+  // Graph items by id, so that nested subgraphs (listed after their parent) go under it.
+  std::map<std::string, Item*, std::less<>> graphsById;
+  auto addGraph = [&](Item* group, const std::string& id, const std::string& kind, const std::string& parentId,
+                      std::shared_ptr<const ir::Graph> graph) {
+    Item* parentItem = group;
+    if (auto found = graphsById.find(parentId); !parentId.empty() && found != graphsById.end()) {
+      parentItem = found->second;
+    }
+    // A nested subgraph is named by its attribute, the last part of its id.
+    const std::string shownName = parentId.empty() ? kind : id.substr(id.rfind('/') + 1);
+    Item* item = parentItem->add(ItemKind::Graph, toQString(shownName));
+    item->graphId = toQString(id);
+    item->graphKind = toQString(kind);
+    item->toolTip = item->graphId;
+    if (graph) item->nodes = QString::number(graph->size());
+    item->graph = std::move(graph);
+    graphsById.emplace(id, item);
+    graphItems_.push_back(item);
+  };
+
+  if (artifact.trace) {
+    const io::TraceLog& log = *artifact.trace;
+    for (const io::TraceCompile& compile : log.compiles) {
+      QString name = toQString(compile.id);
+      if (log.multiRank) name = tr("rank %1 · %2").arg(compile.rank).arg(name);
+      if (!compile.frameName.empty()) name += QStringLiteral(" · ") + toQString(compile.frameName);
+      Item* group = top->add(ItemKind::Compile, name);
+      group->details = compileDetails(compile);
+      group->toolTip = compileToolTip(compile);
+      for (size_t graphIndex : compile.graphs) {
+        const io::GraphEntry& entry = log.graphs[graphIndex];
+        addGraph(group, entry.id, entry.kind, entry.parent, entry.graph);
+      }
+      if (compile.guardFormat != io::GuardFormat::None || compile.guardCount) {
+        Item* guards = group->add(ItemKind::Guards, tr("Guards"));
+        if (compile.guardCount) guards->details = tr("%n guard(s)", nullptr, static_cast<int>(*compile.guardCount));
+      }
+    }
+    Item* outside = nullptr;
+    for (const io::GraphEntry& entry : log.graphs) {
+      if (entry.compile >= 0) continue;
+      if (!outside) outside = top->add(ItemKind::Compile, tr("Outside any compile"));
+      addGraph(outside, entry.id, entry.kind, entry.parent, entry.graph);
+    }
+  } else {
+    // .pt2: one group per exported model.
+    std::map<std::string, Item*, std::less<>> groups;
+    for (io::GraphListing& listing : artifact.graphs()) {
+      auto [group, inserted] = groups.try_emplace(listing.compileId, nullptr);
+      if (inserted) {
+        group->second = top->add(ItemKind::Compile, toQString(listing.compileId));
+        group->second->details = tr("exported program");
+      }
+      addGraph(group->second, listing.id, listing.kind, listing.parent, std::move(listing.graph));
+    }
+  }
+  if (artifact.snapshot) {
+    Item* snapshot = top->add(ItemKind::Snapshot, tr("Memory snapshot"));
+    snapshot->details = tr("%n segment(s)", nullptr, static_cast<int>(artifact.snapshot->segments.size()));
+  }
+
+  const Diagnostics& diagnostics = artifact.diagnostics();
+  if (!diagnostics.empty()) {
+    Item* item = top->add(ItemKind::Diagnostics, tr("Diagnostics"));
+    item->details = tr("%1 errors, %2 warnings, %3 notes")
+                        .arg(diagnostics.count(Severity::Error))
+                        .arg(diagnostics.count(Severity::Warning))
+                        .arg(diagnostics.count(Severity::Note));
+  }
+}
+
+std::shared_ptr<const ir::Graph> ArtifactTreeModel::graphAt(const QModelIndex& index) const {
+  const Item* item = itemAt(index);
+  return item ? item->graph : nullptr;
+}
+
+QString ArtifactTreeModel::graphIdAt(const QModelIndex& index) const {
+  const Item* item = itemAt(index);
+  return item ? item->graphId : QString();
+}
+
+QModelIndex ArtifactTreeModel::indexOfGraph(const QString& graphId) const {
+  for (const Item* item : graphItems_) {
+    if (item->graphId == graphId) return indexOfItem(item);
+  }
+  return {};
+}
+
+QModelIndex ArtifactTreeModel::preferredGraphIndex() const {
+  for (const Item* item : graphItems_) {
+    if (item->graph && item->graphKind.contains(QStringLiteral("joint"))) return indexOfItem(item);
+  }
+  for (const Item* item : graphItems_) {
+    if (item->graph) return indexOfItem(item);
+  }
+  return {};
+}
+
+ArtifactTreeModel::Item* ArtifactTreeModel::itemAt(const QModelIndex& index) const {
+  return index.isValid() ? static_cast<Item*>(index.internalPointer()) : nullptr;
+}
+
+QModelIndex ArtifactTreeModel::indexOfItem(const Item* item) const {
+  if (!item || item == root_.get()) return {};
+  return createIndex(item->row, 0, const_cast<Item*>(item));
+}
+
+QModelIndex ArtifactTreeModel::index(int row, int column, const QModelIndex& parent) const {
+  if (!hasIndex(row, column, parent)) return {};
+  const Item* parentItem = parent.isValid() ? itemAt(parent) : root_.get();
+  return createIndex(row, column, parentItem->children[static_cast<size_t>(row)].get());
+}
+
+QModelIndex ArtifactTreeModel::parent(const QModelIndex& child) const {
+  const Item* item = itemAt(child);
+  return item ? indexOfItem(item->parent) : QModelIndex();
+}
+
+int ArtifactTreeModel::rowCount(const QModelIndex& parent) const {
+  if (parent.column() > 0) return 0;
+  const Item* item = parent.isValid() ? itemAt(parent) : root_.get();
+  return static_cast<int>(item->children.size());
+}
+
+int ArtifactTreeModel::columnCount(const QModelIndex&) const {
+  return ColumnCount;
+}
+
+QVariant ArtifactTreeModel::data(const QModelIndex& index, int role) const {
+  const Item* item = itemAt(index);
+  if (!item) return {};
+  switch (role) {
+    case Qt::DisplayRole:
+      switch (index.column()) {
+        case NameColumn: return item->name;
+        case NodesColumn: return item->nodes;
+        case DetailsColumn: return item->details;
+        default: return {};
+      }
+    case Qt::ToolTipRole: return item->toolTip.isEmpty() ? QVariant() : QVariant(item->toolTip);
+    case Qt::TextAlignmentRole:
+      return index.column() == NodesColumn ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+    case kItemKindRole: return static_cast<int>(item->kind);
+    case kGraphIdRole: return item->graphId.isEmpty() ? QVariant() : QVariant(item->graphId);
+    default: return {};
+  }
+}
+
+QVariant ArtifactTreeModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case NameColumn: return tr("Name");
+    case NodesColumn: return tr("Nodes");
+    case DetailsColumn: return tr("Details");
+    default: return {};
+  }
+}
+
+}  // namespace lathe::views

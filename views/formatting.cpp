@@ -1,0 +1,71 @@
+#include "views/formatting.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <array>
+#include <cmath>
+
+#include "io/graph_export.h"
+
+namespace lathe::views {
+
+QString toQString(std::string_view text) {
+  return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+namespace {
+
+// Scales `value` by `step` until it is below it and prints it with three significant digits.
+QString scaled(double value, double step, const std::array<const char*, 6>& units) {
+  size_t unit = 0;
+  while (std::abs(value) >= step && unit + 1 < units.size()) {
+    value /= step;
+    ++unit;
+  }
+  const int decimals = unit == 0 ? 0 : (std::abs(value) < 10 ? 2 : (std::abs(value) < 100 ? 1 : 0));
+  return QStringLiteral("%1 %2").arg(value, 0, 'f', decimals).arg(QString::fromLatin1(units[unit]));
+}
+
+}  // namespace
+
+QString formatBytes(uint64_t bytes) {
+  return scaled(static_cast<double>(bytes), 1024.0, {"B", "KiB", "MiB", "GiB", "TiB", "PiB"});
+}
+
+QString formatFlops(double flops) {
+  return scaled(flops, 1000.0, {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"});
+}
+
+QString formatSeconds(double seconds) {
+  if (seconds >= 1.0) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 2);
+  if (seconds >= 1e-3) return QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'f', 2);
+  if (seconds >= 1e-6) return QStringLiteral("%1 µs").arg(seconds * 1e6, 0, 'f', 2);
+  if (seconds > 0) return QStringLiteral("%1 ns").arg(seconds * 1e9, 0, 'f', 1);
+  return QStringLiteral("0");
+}
+
+QString valueSummary(const ir::Graph& graph, ir::NodeId node) {
+  const ir::TensorMeta& meta = graph.node(node).meta;
+  if (meta.isTensor()) return toQString(io::metaSummary(graph, meta));
+  if (meta.symExpr != 0) return toQString(graph.str(meta.symExpr));
+  return {};
+}
+
+bool isCallNode(const ir::Node& node) {
+  return node.kind == ir::NodeKind::CallFunction || node.kind == ir::NodeKind::CallMethod ||
+         node.kind == ir::NodeKind::CallModule;
+}
+
+QString sourceSummary(const ir::Graph& graph, ir::NodeId node) {
+  const ir::Provenance& where = graph.node(node).provenance;
+  if (where.modulePath != 0) return toQString(graph.str(where.modulePath));
+  if (where.file == 0) return {};
+  QString text = QFileInfo(toQString(graph.str(where.file))).fileName();
+  if (where.line != 0) text += QLatin1Char(':') + QString::number(where.line);
+  if (where.function != 0) {
+    text = QCoreApplication::translate("lathe::views", "%1 in %2").arg(text, toQString(graph.str(where.function)));
+  }
+  return text;
+}
+
+}  // namespace lathe::views

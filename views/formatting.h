@@ -1,0 +1,26 @@
+// Text for the studio's views: Qt strings from core's UTF-8 text, and human-readable quantities.
+#pragma once
+
+#include <QString>
+#include <cstdint>
+#include <string_view>
+
+#include "ir/graph.h"
+
+namespace lathe::views {
+
+[[nodiscard]] QString toQString(std::string_view text);
+// 1536 -> "1.5 KiB"
+[[nodiscard]] QString formatBytes(uint64_t bytes);
+// "12.3 s", "45.0 ms", "3.20 µs"
+[[nodiscard]] QString formatSeconds(double seconds);
+// 2.5e12 -> "2.50 TFLOP"
+[[nodiscard]] QString formatFlops(double flops);
+// "bf16[4, 2048, 4096]" for a tensor, the expression for a symbolic scalar, "" when unknown.
+[[nodiscard]] QString valueSummary(const ir::Graph& graph, ir::NodeId node);
+// call_function, call_method or call_module: a node that runs an op (has an OpInfo).
+[[nodiscard]] bool isCallNode(const ir::Node& node);
+// Module path where known, else "file.py:42 in forward"; "" when the node has no provenance.
+[[nodiscard]] QString sourceSummary(const ir::Graph& graph, ir::NodeId node);
+
+}  // namespace lathe::views

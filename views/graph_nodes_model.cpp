@@ -1,0 +1,104 @@
+#include "views/graph_nodes_model.h"
+
+#include "views/formatting.h"
+
+namespace lathe::views {
+
+GraphNodesModel::GraphNodesModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void GraphNodesModel::setGraph(std::shared_ptr<const ir::Graph> graph, QString graphId) {
+  beginResetModel();
+  graph_ = std::move(graph);
+  graphId_ = std::move(graphId);
+  categories_.clear();
+  if (graph_) {
+    categories_.reserve(graph_->size());
+    for (ir::NodeId id = 0; id < graph_->size(); ++id) {
+      categories_.push_back(isCallNode(graph_->node(id)) ? ir::lookupOp(graph_->target(id)).category
+                                                         : ir::OpCategory::Unknown);
+    }
+  }
+  endResetModel();
+}
+
+ir::NodeId GraphNodesModel::nodeAt(const QModelIndex& index) const {
+  if (!graph_ || !index.isValid() || index.model() != this) return ir::kNoNode;
+  return static_cast<ir::NodeId>(index.row());
+}
+
+QModelIndex GraphNodesModel::indexOfNode(ir::NodeId node, int column) const {
+  if (!graph_ || node >= graph_->size()) return {};
+  return index(static_cast<int>(node), column);
+}
+
+int GraphNodesModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() || !graph_ ? 0 : static_cast<int>(graph_->size());
+}
+
+int GraphNodesModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant GraphNodesModel::display(ir::NodeId id, int column) const {
+  const ir::Graph& g = *graph_;
+  const ir::Node& node = g.node(id);
+  switch (column) {
+    case IndexColumn: return static_cast<int>(id);
+    case NameColumn: return toQString(g.name(id));
+    case OpColumn: return toQString(ir::nodeKindName(node.kind));
+    case TargetColumn:
+      return node.kind == ir::NodeKind::Output || node.kind == ir::NodeKind::Placeholder
+                 ? QString()
+                 : toQString(ir::canonicalOpName(g.target(id)));
+    case CategoryColumn: return isCallNode(node) ? toQString(ir::categoryName(categories_[id])) : QString();
+    case ValueColumn: return valueSummary(g, id);
+    case BytesColumn: return node.meta.isTensor() ? formatBytes(node.meta.storageBytes()) : QString();
+    case RoleColumn: return node.role == ir::Role::Unknown ? QString() : toQString(ir::roleName(node.role));
+    case SourceColumn: return sourceSummary(g, id);
+    default: return {};
+  }
+}
+
+QVariant GraphNodesModel::data(const QModelIndex& index, int role) const {
+  if (!graph_ || !checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  const auto id = static_cast<ir::NodeId>(index.row());
+  switch (role) {
+    case Qt::DisplayRole: return display(id, index.column());
+    case kSortRole:
+      if (index.column() == BytesColumn) {
+        const ir::TensorMeta& meta = graph_->node(id).meta;
+        return static_cast<qulonglong>(meta.isTensor() ? meta.storageBytes() : 0);
+      }
+      return display(id, index.column());
+    case Qt::ToolTipRole:
+      if (index.column() == TargetColumn) return toQString(graph_->target(id));
+      if (index.column() == SourceColumn) {
+        const ir::Provenance& where = graph_->node(id).provenance;
+        return where.code != 0 ? toQString(graph_->str(where.code)) : QVariant();
+      }
+      return {};
+    case Qt::TextAlignmentRole:
+      return index.column() == IndexColumn || index.column() == BytesColumn
+                 ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
+                 : QVariant();
+    default: return {};
+  }
+}
+
+QVariant GraphNodesModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case IndexColumn: return tr("#");
+    case NameColumn: return tr("Name");
+    case OpColumn: return tr("Op");
+    case TargetColumn: return tr("Target");
+    case CategoryColumn: return tr("Category");
+    case ValueColumn: return tr("Value");
+    case BytesColumn: return tr("Bytes");
+    case RoleColumn: return tr("Role");
+    case SourceColumn: return tr("Module / source");
+    default: return {};
+  }
+}
+
+}  // namespace lathe::views
