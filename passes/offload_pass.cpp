@@ -25,17 +25,32 @@ std::string ms(double seconds) {
   return text;
 }
 
-// The executions of one step: forward then backward for a joint graph (with the plan's saved set,
-// else torch's), program order otherwise.
+}  // namespace
+
 analysis::StepSchedule stepSchedule(const PassContext& context, const plan::PlanState& state) {
   const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
   if (!joint.joint) return analysis::programSchedule(context.graph);
   const plan::RecomputeDecision decision =
-      state.recompute ? *state.recompute : torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses);
+      state.recompute ? *state.recompute
+                      : torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses);
   return analysis::trainingSchedule(analysis::partitionJoint(context.graph, joint, decision.saved));
 }
 
-}  // namespace
+std::vector<int32_t> segmentOfSteps(const analysis::StepSchedule& schedule, const plan::PlanState& state) {
+  std::vector<int32_t> segment(schedule.nodes.size(), 0);
+  int32_t current = -1, currentUnit = plan::kNone;
+  analysis::Phase currentPhase = analysis::Phase::Forward;
+  for (size_t i = 0; i < schedule.nodes.size(); ++i) {
+    const int32_t unit = state.unit[schedule.nodes[i]] == plan::kNone ? currentUnit : state.unit[schedule.nodes[i]];
+    if (current < 0 || unit != currentUnit || schedule.phase[i] != currentPhase) {
+      ++current;
+      currentUnit = unit;
+      currentPhase = schedule.phase[i];
+    }
+    segment[i] = current;
+  }
+  return segment;
+}
 
 OffloadProblem offloadProblem(const PassContext& context, const plan::PlanState& state) {
   if (state.units.empty()) {
@@ -51,19 +66,16 @@ OffloadProblem offloadProblem(const PassContext& context, const plan::PlanState&
   }
   const analysis::StepSchedule schedule = stepSchedule(context, state);
   const std::vector<double> seconds = analysis::nodeSeconds(graph, context.hw, context.ops);
-  int32_t currentUnit = plan::kNone;
-  analysis::Phase currentPhase = analysis::Phase::Forward;
+  const std::vector<int32_t> segmentOf = segmentOfSteps(schedule, state);
+  int32_t unit = plan::kNone;  // a node with no unit belongs to the one before it
   for (size_t i = 0; i < schedule.nodes.size(); ++i) {
     const ir::NodeId id = schedule.nodes[i];
-    const int32_t unit = state.unit[id] == plan::kNone ? currentUnit : state.unit[id];
-    const analysis::Phase phase = schedule.phase[i];
-    if (problem.segments.empty() || unit != currentUnit || phase != currentPhase) {
+    if (state.unit[id] != plan::kNone) unit = state.unit[id];
+    if (static_cast<size_t>(segmentOf[i]) == problem.segments.size()) {
       OffloadSegment segment;
       const std::string unitName = unit == plan::kNone ? std::string("(no unit)") : state.units[unit].name;
-      segment.name = unitName + (phase == analysis::Phase::Forward ? " fwd" : " bwd");
+      segment.name = unitName + (schedule.phase[i] == analysis::Phase::Forward ? " fwd" : " bwd");
       problem.segments.push_back(std::move(segment));
-      currentUnit = unit;
-      currentPhase = phase;
     }
     OffloadSegment& segment = problem.segments.back();
     segment.computeSeconds += seconds[id];

@@ -5,6 +5,9 @@
 // gpu_resident_weight_ratio, default 0.3 when memory is not given), repeated=true|false.
 #pragma once
 
+#include <vector>
+
+#include "analysis/memory_timeline.h"
 #include "passes/offload.h"
 #include "passes/pass.h"
 
@@ -13,6 +16,13 @@ namespace lathe::passes {
 // Segments of the step (consecutive executions of one layer unit and phase) with their compute
 // time and the units whose weights they read.
 [[nodiscard]] OffloadProblem offloadProblem(const PassContext& context, const plan::PlanState& state);
+
+// The executions of one step: forward then backward for a joint graph (with the plan's saved set,
+// else torch's), program order otherwise.
+[[nodiscard]] analysis::StepSchedule stepSchedule(const PassContext& context, const plan::PlanState& state);
+// The segment of each execution of `schedule` (the indices OffloadProblem::segments and
+// plan::Prefetch use).
+[[nodiscard]] std::vector<int32_t> segmentOfSteps(const analysis::StepSchedule& schedule, const plan::PlanState& state);
 
 class OffloadPass : public Pass {
  public:

@@ -5,6 +5,7 @@
 
 #include "analysis/cost_model.h"
 #include "analysis/joint.h"
+#include "passes/offload_pass.h"
 #include "passes/recompute.h"
 
 namespace lathe::passes {
@@ -13,60 +14,72 @@ namespace {
 
 using analysis::MemoryCategory;
 
-// Moves streamed weights from "weights" to "prefetched", live from their copy's start to the last
-// read they serve.
-void applyOffload(const ir::Graph& graph, const plan::PlanState& state, const std::vector<double>& start,
-                  const analysis::StepSchedule& schedule, analysis::MemoryTimeline& timeline) {
+// Moves streamed weights from "weights" to "prefetched": each load holds its unit's bytes from the
+// first execution of its trigger segment (the copy may start there) to the last read it serves; a
+// wrapped load (trigger in the previous step) holds them from the trigger to the end of the step,
+// for the next step, and from the start of the step to its last read.
+void applyOffload(const ir::Graph& graph, const plan::PlanState& state, const analysis::StepSchedule& schedule,
+                  analysis::MemoryTimeline& timeline) {
   const plan::OffloadDecision& offload = *state.offload;
   const size_t steps = schedule.nodes.size();
+  if (steps == 0) return;
+  const std::vector<int32_t> segmentOf = segmentOfSteps(schedule, state);
+  const size_t segments = static_cast<size_t>(segmentOf.back()) + 1;
+  std::vector<uint32_t> first(segments, UINT32_MAX), last(segments, 0);
+  for (uint32_t step = 0; step < steps; ++step) {
+    const auto s = static_cast<size_t>(segmentOf[step]);
+    first[s] = std::min(first[s], step);
+    last[s] = std::max(last[s], step);
+  }
   std::vector<int32_t> unitOfWeight(graph.size(), plan::kNone);
   for (const plan::LayerUnit& unit : state.units) {
     for (ir::NodeId w : unit.weights) unitOfWeight[w] = unit.id;
   }
-  // Runs of steps reading each streamed unit, split where the unit is not read for a whole segment.
-  std::map<int32_t, std::vector<std::pair<uint32_t, uint32_t>>> reads;
+  std::vector<std::vector<uint8_t>> reads(state.units.size(), std::vector<uint8_t>(segments, 0));
   for (uint32_t step = 0; step < steps; ++step) {
     for (ir::NodeId in : graph.inputs(schedule.nodes[step])) {
-      const int32_t u = unitOfWeight[in];
-      if (u == plan::kNone || offload.resident[u]) continue;
-      auto& runs = reads[u];
-      const bool newRun = runs.empty() || state.unit[schedule.nodes[runs.back().second]] != state.unit[schedule.nodes[step]] ||
-                          schedule.phase[runs.back().second] != schedule.phase[step];
-      if (newRun) {
-        runs.emplace_back(step, step);
+      if (unitOfWeight[in] != plan::kNone) reads[unitOfWeight[in]][segmentOf[step]] = 1;
+    }
+  }
+  std::vector<int64_t> delta(steps + 1, 0);
+  uint64_t streamedBytes = 0;
+  auto hold = [&](uint32_t from, uint32_t to, uint64_t bytes) {
+    delta[from] += static_cast<int64_t>(bytes);
+    delta[to + 1] -= static_cast<int64_t>(bytes);
+  };
+  for (size_t u = 0; u < state.units.size(); ++u) {
+    if (u < offload.resident.size() && offload.resident[u]) continue;
+    const uint64_t bytes = state.units[u].weightBytes;
+    streamedBytes += bytes;
+    std::vector<const plan::Prefetch*> loads;
+    for (const plan::Prefetch& p : offload.prefetches) {
+      if (static_cast<size_t>(p.unit) == u && p.deadline >= 0 && static_cast<size_t>(p.deadline) < segments) loads.push_back(&p);
+    }
+    std::sort(loads.begin(), loads.end(), [](const auto* a, const auto* b) { return a->deadline < b->deadline; });
+    for (size_t i = 0; i < loads.size(); ++i) {
+      const auto deadline = static_cast<size_t>(loads[i]->deadline);
+      const size_t next = i + 1 < loads.size() ? static_cast<size_t>(loads[i + 1]->deadline) : segments;
+      size_t end = deadline;
+      for (size_t s = deadline; s < next; ++s) {
+        if (reads[u][s]) end = s;
+      }
+      const int32_t trigger = loads[i]->trigger;
+      if (trigger >= 0 && static_cast<size_t>(trigger) <= deadline) {
+        hold(first[trigger], last[end], bytes);
       } else {
-        runs.back().second = step;
+        if (trigger >= 0 && static_cast<size_t>(trigger) < segments) hold(first[trigger], static_cast<uint32_t>(steps - 1), bytes);
+        hold(0, last[end], bytes);
       }
     }
   }
-  const auto stepAt = [&](double seconds) {
-    const auto it = std::upper_bound(start.begin(), start.end(), seconds);
-    return static_cast<uint32_t>(it == start.begin() ? 0 : (it - start.begin()) - 1);
-  };
   const size_t weightsIndex = static_cast<size_t>(MemoryCategory::Weights);
   const size_t prefetchedIndex = static_cast<size_t>(MemoryCategory::Prefetched);
-  std::vector<int64_t> delta(steps + 1, 0);
-  int64_t streamedBytes = 0;
-  for (const auto& [unit, runs] : reads) {
-    const uint64_t bytes = state.units[unit].weightBytes;
-    streamedBytes += static_cast<int64_t>(bytes);
-    std::vector<const plan::Prefetch*> copies;
-    for (const plan::Prefetch& p : offload.prefetches) {
-      if (p.unit == unit) copies.push_back(&p);
-    }
-    for (size_t i = 0; i < runs.size(); ++i) {
-      uint32_t first = runs[i].first;
-      if (i < copies.size()) first = std::min(first, stepAt(copies[i]->start));
-      delta[first] += static_cast<int64_t>(bytes);
-      delta[runs[i].second + 1] -= static_cast<int64_t>(bytes);
-    }
-  }
   int64_t live = 0;
   timeline.peakBytes = 0;
   for (size_t step = 0; step < steps; ++step) {
     live += delta[step];
     auto& row = timeline.live[step];
-    row[weightsIndex] -= std::min<uint64_t>(row[weightsIndex], static_cast<uint64_t>(streamedBytes));
+    row[weightsIndex] -= std::min<uint64_t>(row[weightsIndex], streamedBytes);
     row[prefetchedIndex] += static_cast<uint64_t>(live);
     uint64_t total = 0;
     for (uint64_t v : row) total += v;
@@ -76,7 +89,7 @@ void applyOffload(const ir::Graph& graph, const plan::PlanState& state, const st
       timeline.peakStep = static_cast<uint32_t>(step);
     }
   }
-  if (steps > 0) timeline.atPeak = timeline.live[timeline.peakStep];
+  timeline.atPeak = timeline.live[timeline.peakStep];
 }
 
 }  // namespace
@@ -102,7 +115,7 @@ PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state
     planned.stepSeconds += seconds[id];
   }
   if (state.offload && !state.units.empty()) {
-    applyOffload(context.graph, state, planned.startSeconds, planned.schedule, planned.timeline);
+    applyOffload(context.graph, state, planned.schedule, planned.timeline);
   }
   return planned;
 }
