@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "main_window.h"
+#include "views/graph_view.h"
 
 namespace {
 
@@ -22,7 +23,7 @@ constexpr int kExitInternal = 3;
 const QSize kScreenshotSize(1600, 1000);
 
 // Views that --view accepts; the plan views (timeline, gantt, guards, pipeline) are not built yet.
-const QStringList kAvailableViews{QStringLiteral("graph")};
+const QStringList kAvailableViews{QStringLiteral("graph"), QStringLiteral("nodes")};
 
 bool wantsScreenshot(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -35,16 +36,15 @@ void printError(const QString& message) {
   QTextStream(stderr) << QStringLiteral("lathe-studio: ") << message << Qt::endl;
 }
 
-int takeScreenshot(const QString& output, const QString& path) {
-  lathe::studio::MainWindow window(lathe::studio::MainWindow::Options{.useSettings = false});
+int takeScreenshot(const QString& output, const QString& path, const QString& view) {
+  using lathe::studio::MainWindow;
+  MainWindow window(MainWindow::Options{.useSettings = false});
   window.resize(kScreenshotSize);
+  window.showCentralView(view == QStringLiteral("nodes") ? MainWindow::CentralView::Nodes
+                                                         : MainWindow::CentralView::Graph);
   window.show();
   int exitCode = 0;
-  QObject::connect(&window, &lathe::studio::MainWindow::loadFinished, &window, [&](bool ok) {
-    if (!ok) {
-      printError(QCoreApplication::translate("main", "could not open %1 (the screenshot shows why)").arg(path));
-      exitCode = kExitBadInput;
-    }
+  auto grab = [&] {
     // Let the views lay out and paint the new content before grabbing.
     QTimer::singleShot(0, &window, [&] {
       const QImage image = window.grab().toImage();
@@ -54,6 +54,20 @@ int takeScreenshot(const QString& output, const QString& path) {
       }
       QCoreApplication::exit(exitCode);
     });
+  };
+  lathe::views::GraphView* graphView = window.graphView();
+  QObject::connect(&window, &MainWindow::loadFinished, &window, [&](bool ok) {
+    if (!ok) {
+      printError(QCoreApplication::translate("main", "could not open %1 (the screenshot shows why)").arg(path));
+      exitCode = kExitBadInput;
+    }
+    if (ok && view == QStringLiteral("graph") && graphView->isLayingOut()) {
+      // The graph is drawn once its layout (or its failure) comes back from the worker.
+      QObject::connect(graphView, &lathe::views::GraphView::layoutShown, &window, grab, Qt::SingleShotConnection);
+      QObject::connect(graphView, &lathe::views::GraphView::layoutFailed, &window, grab, Qt::SingleShotConnection);
+      return;
+    }
+    grab();
   });
   window.openPath(path);
   return QApplication::exec();
@@ -110,7 +124,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  if (parser.isSet(screenshot)) return takeScreenshot(parser.value(screenshot), path);
+  if (parser.isSet(screenshot)) return takeScreenshot(parser.value(screenshot), path, parser.value(view));
 
   lathe::studio::MainWindow window(lathe::studio::MainWindow::Options{});
   window.show();

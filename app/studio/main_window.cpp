@@ -22,6 +22,7 @@
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -32,6 +33,7 @@
 #include "views/diagnostics_model.h"
 #include "views/formatting.h"
 #include "views/graph_nodes_model.h"
+#include "views/graph_view.h"
 #include "views/node_inspector.h"
 
 namespace lathe::studio {
@@ -84,15 +86,8 @@ MainWindow::MainWindow(Options options, QWidget* parent)
           [this](const QModelIndex& current) { showGraph(current); });
   connect(nodesTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { showNode(nodesModel_->nodeAt(nodesProxy_->mapToSource(current))); });
-  connect(inspector_, &views::NodeInspector::nodeActivated, this, [this](ir::NodeId node) {
-    QModelIndex index = nodesProxy_->mapFromSource(nodesModel_->indexOfNode(node));
-    if (!index.isValid()) {  // filtered out: show every node again
-      search_->clear();
-      index = nodesProxy_->mapFromSource(nodesModel_->indexOfNode(node));
-    }
-    nodesTable_->setCurrentIndex(index);
-    nodesTable_->scrollTo(index);
-  });
+  connect(inspector_, &views::NodeInspector::nodeActivated, this, &MainWindow::selectNode);
+  connect(graphView_, &views::GraphView::nodeSelected, this, &MainWindow::selectNode);
   connect(search_, &QLineEdit::textChanged, nodesProxy_, &QSortFilterProxyModel::setFilterFixedString);
 
   resize(1600, 1000);
@@ -129,7 +124,11 @@ void MainWindow::createWidgets() {
   header->addWidget(search_);
   layout->addLayout(header);
 
-  nodesTable_ = new QTableView(central);
+  centralTabs_ = new QTabWidget(central);
+  centralTabs_->setObjectName(QStringLiteral("centralTabs"));
+  centralTabs_->setDocumentMode(true);
+  graphView_ = new views::GraphView(centralTabs_);
+  nodesTable_ = new QTableView(centralTabs_);
   nodesTable_->setObjectName(QStringLiteral("nodesTable"));
   nodesTable_->setModel(nodesProxy_);
   nodesTable_->setSortingEnabled(true);
@@ -142,7 +141,9 @@ void MainWindow::createWidgets() {
   nodesTable_->verticalHeader()->setDefaultSectionSize(nodesTable_->fontMetrics().height() + 6);
   nodesTable_->horizontalHeader()->setStretchLastSection(true);
   nodesTable_->horizontalHeader()->setResizeContentsPrecision(kColumnSizingRows);
-  layout->addWidget(nodesTable_, 1);
+  centralTabs_->addTab(graphView_, tr("Graph"));
+  centralTabs_->addTab(nodesTable_, tr("Nodes"));
+  layout->addWidget(centralTabs_, 1);
   setCentralWidget(central);
 
   progressBar_ = new QProgressBar(this);
@@ -253,6 +254,7 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   }
   inspector_->clear();
   nodesModel_->setGraph(nullptr, {});
+  graphView_->clear();
   graphTitle_->setText(tr("No graph selected"));
   if (!outcome.artifact) {
     treeModel_->clear();
@@ -317,6 +319,7 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
   if (!graph) return;  // a compile, guards or diagnostics item: keep the graph on show
   const QString id = treeModel_->graphIdAt(treeIndex);
   nodesModel_->setGraph(graph, id);
+  graphView_->setGraph(graph, id);
   inspector_->clear();
   const ir::GraphCounts counts = ir::countGraph(*graph);
   graphTitle_->setText(
@@ -329,11 +332,26 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
 }
 
 void MainWindow::showNode(ir::NodeId node) {
+  graphView_->selectNode(node);
   if (node == ir::kNoNode) {
     inspector_->clear();
     return;
   }
   inspector_->setNode(nodesModel_->graph(), node);
+}
+
+void MainWindow::selectNode(ir::NodeId node) {
+  QModelIndex index = nodesProxy_->mapFromSource(nodesModel_->indexOfNode(node));
+  if (!index.isValid()) {  // filtered out: show every node again
+    search_->clear();
+    index = nodesProxy_->mapFromSource(nodesModel_->indexOfNode(node));
+  }
+  nodesTable_->setCurrentIndex(index);
+  nodesTable_->scrollTo(index);
+}
+
+void MainWindow::showCentralView(CentralView view) {
+  centralTabs_->setCurrentWidget(view == CentralView::Graph ? static_cast<QWidget*>(graphView_) : nodesTable_);
 }
 
 void MainWindow::rememberRecent(const QString& path) {

@@ -1,5 +1,5 @@
-// lathe-studio's main window: artifact tree (left), the selected graph's nodes (centre), node
-// inspector (right), diagnostics (bottom); loading on a worker thread with progress and cancel.
+// lathe-studio's main window: artifact tree (left), the selected graph drawn and as a node table
+// (centre tabs), node inspector (right), diagnostics (bottom); loading on a worker thread with progress and cancel.
 #pragma once
 
 #include <QMainWindow>
@@ -14,6 +14,7 @@ class QMenu;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
+class QTabWidget;
 class QTableView;
 class QTreeView;
 
@@ -22,6 +23,7 @@ class ArtifactLoader;
 class ArtifactTreeModel;
 class DiagnosticsModel;
 class GraphNodesModel;
+class GraphView;
 class NodeInspector;
 struct LoadOutcome;
 }  // namespace lathe::views
@@ -50,6 +52,11 @@ class MainWindow : public QMainWindow {
   // node worth inspecting (the first matmul, else the first call).
   void selectPreferredGraph();
 
+  // The centre tabs.
+  enum class CentralView { Graph, Nodes };
+  void showCentralView(CentralView view);
+  [[nodiscard]] views::GraphView* graphView() const { return graphView_; }
+
  signals:
   // Emitted when a load ends: ok is false when it failed or was cancelled.
   void loadFinished(bool ok);
@@ -66,6 +73,8 @@ class MainWindow : public QMainWindow {
   void onLoadFinished(const views::LoadOutcome& outcome);
   void showGraph(const QModelIndex& treeIndex);
   void showNode(ir::NodeId node);
+  // The one node selection: selects the node's row in the table, which shows it everywhere.
+  void selectNode(ir::NodeId node);
   void rememberRecent(const QString& path);
   void rebuildRecentMenu();
   void openFileDialog();
@@ -79,6 +88,8 @@ class MainWindow : public QMainWindow {
   views::DiagnosticsModel* diagnosticsModel_;
   views::NodeInspector* inspector_;
   QTreeView* tree_ = nullptr;
+  QTabWidget* centralTabs_ = nullptr;
+  views::GraphView* graphView_ = nullptr;
   QTableView* nodesTable_ = nullptr;
   QTableView* diagnosticsTable_ = nullptr;
   QDockWidget* diagnosticsDock_ = nullptr;

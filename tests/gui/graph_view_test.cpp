@@ -1,0 +1,170 @@
+// The graph view on real samples: a Graphviz layout for every graph of a capture and of a .pt2
+// (one box per node but the output, finite coordinates, an edge per input relation), one node
+// selection shared by the graph view, the node table and the inspector, and --view screenshots.
+#include "views/graph_view.h"
+
+#include <QElapsedTimer>
+#include <QImage>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "io/artifact.h"
+#include "main_window.h"
+#include "views/graph_layout.h"
+#include "views/graph_nodes_model.h"
+#include "views/node_inspector.h"
+
+using lathe::ir::NodeId;
+using lathe::studio::MainWindow;
+
+namespace {
+
+QString sample(const char* relative) {
+  return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
+}
+
+bool finite(const lathe::views::LayoutRect& rect) {
+  return std::isfinite(rect.x) && std::isfinite(rect.y) && std::isfinite(rect.width) && std::isfinite(rect.height) &&
+         rect.width > 0 && rect.height > 0;
+}
+
+// Checks the layout of every graph of an artifact against the graph it was made from.
+void checkEveryGraph(const QString& path) {
+  const auto artifact = lathe::io::loadArtifact(path.toStdString());
+  const auto listings = artifact.graphs();
+  QVERIFY(!listings.empty());
+  for (const auto& listing : listings) {
+    const lathe::ir::Graph& graph = *listing.graph;
+    QElapsedTimer timer;
+    timer.start();
+    const lathe::views::GraphLayout layout = lathe::views::layoutGraph(graph);
+    qInfo("%s: %zu nodes laid out in %lld ms", listing.id.c_str(), graph.size(), timer.elapsed());
+
+    std::set<NodeId> boxed;
+    for (const auto& node : layout.nodes) {
+      QVERIFY(graph.node(node.node).kind != lathe::ir::NodeKind::Output);
+      QVERIFY(finite(node.rect));
+      QVERIFY(node.rect.x >= -1 && node.rect.x + node.rect.width <= layout.bounds.width + 1);
+      QVERIFY(node.rect.y >= -1 && node.rect.y + node.rect.height <= layout.bounds.height + 1);
+      QVERIFY(boxed.insert(node.node).second);
+    }
+    size_t nonOutput = 0;
+    std::set<std::pair<NodeId, NodeId>> relations;
+    for (NodeId id = 0; id < graph.size(); ++id) {
+      if (graph.node(id).kind == lathe::ir::NodeKind::Output) continue;
+      ++nonOutput;
+      for (const NodeId input : graph.inputs(id)) relations.emplace(input, id);
+    }
+    QCOMPARE(layout.nodes.size(), nonOutput);
+    std::set<std::pair<NodeId, NodeId>> drawn;
+    for (const auto& edge : layout.edges) {
+      QVERIFY(edge.spline.size() >= 2);
+      for (const auto& point : edge.spline) QVERIFY(std::isfinite(point.x) && std::isfinite(point.y));
+      drawn.emplace(edge.from, edge.to);
+    }
+    QCOMPARE(drawn, relations);
+  }
+}
+
+int distinctColours(const QImage& image) {
+  std::set<QRgb> colours;
+  for (int y = 0; y < image.height(); y += 7) {
+    for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+  }
+  return static_cast<int>(colours.size());
+}
+
+QImage screenshot(const QTemporaryDir& dir, const QString& view) {
+  const QString png = dir.filePath(view + QStringLiteral(".png"));
+  QProcess process;
+  process.start(QString::fromUtf8(LATHE_STUDIO_EXE),
+                {QStringLiteral("--screenshot"), png, QStringLiteral("--view"), view});
+  if (!process.waitForFinished(120000) || process.exitCode() != 0) return {};
+  return QImage(png);
+}
+
+}  // namespace
+
+class GraphViewTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void layoutOfEveryCaptureGraph() { checkEveryGraph(sample("captures/llama3_8b_2l_tiny_train.log.gz")); }
+  void layoutOfExportedProgram() { checkEveryGraph(sample("pt2/gpt2_tiny.pt2")); }
+  void selectionIsShared();
+  void graphScreenshotDiffersFromNodes();
+};
+
+void GraphViewTest::selectionIsShared() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  lathe::views::GraphView* view = window.graphView();
+  QSignalSpy shown(view, &lathe::views::GraphView::layoutShown);
+  QSignalSpy loaded(&window, &MainWindow::loadFinished);
+  window.openPath(sample("pt2/gpt2_tiny.pt2"));
+  QVERIFY(loaded.wait(60000));
+  QVERIFY(loaded.first().first().toBool());
+  if (view->isLayingOut()) QVERIFY(shown.wait(120000));
+  QVERIFY(view->layout() != nullptr);
+
+  auto* table = window.findChild<QTableView*>(QStringLiteral("nodesTable"));
+  auto* proxy = qobject_cast<QSortFilterProxyModel*>(table->model());
+  auto* nodes = qobject_cast<lathe::views::GraphNodesModel*>(proxy->sourceModel());
+  auto* inspector = window.findChild<lathe::views::NodeInspector*>();
+  auto tableNode = [&] { return nodes->nodeAt(proxy->mapToSource(table->currentIndex())); };
+  // The preferred node chosen at load is selected in all three.
+  QVERIFY(tableNode() != lathe::ir::kNoNode);
+  QCOMPARE(view->selectedNode(), tableNode());
+  QCOMPARE(inspector->node(), tableNode());
+
+  // A click on a box in the view selects that node in the table and the inspector.
+  const NodeId clicked = view->layout()->nodes.back().node;
+  QVERIFY(clicked != tableNode());
+  view->centerOn(view->nodeCentre(clicked));
+  QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->mapFromScene(view->nodeCentre(clicked)));
+  QCOMPARE(view->selectedNode(), clicked);
+  QCOMPARE(tableNode(), clicked);
+  QCOMPARE(inspector->node(), clicked);
+
+  // Selecting a row selects and centres the box.
+  const NodeId chosen = view->layout()->nodes.front().node;
+  table->setCurrentIndex(proxy->mapFromSource(nodes->indexOfNode(chosen)));
+  QCOMPARE(view->selectedNode(), chosen);
+  QCOMPARE(inspector->node(), chosen);
+  const QPoint centre = view->mapFromScene(view->nodeCentre(chosen));
+  QVERIFY(view->viewport()->rect().contains(centre));
+  QCOMPARE(view->scene()->selectedItems().size(), 1);
+
+  // Following a link in the inspector moves the selection in the view too.
+  const auto& graph = *nodes->graph();
+  NodeId withUser = lathe::ir::kNoNode;
+  for (NodeId id = 0; id < graph.size() && withUser == lathe::ir::kNoNode; ++id) {
+    if (id != chosen && !graph.users(id).empty()) withUser = id;
+  }
+  QVERIFY(withUser != lathe::ir::kNoNode);
+  emit inspector->nodeActivated(withUser);
+  QCOMPARE(view->selectedNode(), withUser);
+  QCOMPARE(tableNode(), withUser);
+}
+
+void GraphViewTest::graphScreenshotDiffersFromNodes() {
+  QTemporaryDir dir;
+  const QImage graph = screenshot(dir, QStringLiteral("graph"));
+  const QImage nodes = screenshot(dir, QStringLiteral("nodes"));
+  QCOMPARE(graph.size(), QSize(1600, 1000));
+  QCOMPARE(nodes.size(), QSize(1600, 1000));
+  QVERIFY(distinctColours(graph) > 20);
+  QVERIFY(graph != nodes);
+}
+
+QTEST_MAIN(GraphViewTest)
+#include "graph_view_test.moc"
