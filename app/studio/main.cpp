@@ -12,6 +12,7 @@
 
 #include "main_window.h"
 #include "views/graph_view.h"
+#include "views/plan_session.h"
 
 namespace {
 
@@ -22,8 +23,9 @@ constexpr int kExitInternal = 3;
 
 const QSize kScreenshotSize(1600, 1000);
 
-// Views that --view accepts; the plan views (timeline, gantt, guards, pipeline) are not built yet.
-const QStringList kAvailableViews{QStringLiteral("graph"), QStringLiteral("nodes")};
+// Views that --view accepts; the gantt and guards plan views are not built yet.
+const QStringList kAvailableViews{QStringLiteral("graph"), QStringLiteral("nodes"), QStringLiteral("timeline"),
+                                  QStringLiteral("pipeline")};
 
 bool wantsScreenshot(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -40,9 +42,15 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
   using lathe::studio::MainWindow;
   MainWindow window(MainWindow::Options{.useSettings = false});
   window.resize(kScreenshotSize);
-  window.showCentralView(view == QStringLiteral("nodes") ? MainWindow::CentralView::Nodes
-                                                         : MainWindow::CentralView::Graph);
+  // The plan views share the window with the node table, which is ready as soon as the graph is.
+  const bool planView = view == QStringLiteral("timeline") || view == QStringLiteral("pipeline");
+  window.showCentralView(view == QStringLiteral("nodes") || planView ? MainWindow::CentralView::Nodes
+                                                                     : MainWindow::CentralView::Graph);
   window.show();
+  if (planView) {
+    window.showPlanView(view == QStringLiteral("timeline") ? MainWindow::PlanView::Timeline
+                                                           : MainWindow::PlanView::Pipeline);
+  }
   int exitCode = 0;
   auto grab = [&] {
     // Let the views lay out and paint the new content before grabbing.
@@ -65,6 +73,12 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
       // The graph is drawn once its layout (or its failure) comes back from the worker.
       QObject::connect(graphView, &lathe::views::GraphView::layoutShown, &window, grab, Qt::SingleShotConnection);
       QObject::connect(graphView, &lathe::views::GraphView::layoutFailed, &window, grab, Qt::SingleShotConnection);
+      return;
+    }
+    if (ok && planView && window.planSession()->busy()) {
+      // The plan views show the pipeline run once it comes back from the worker.
+      QObject::connect(window.planSession(), &lathe::views::PlanSession::finished, &window, grab,
+                       Qt::SingleShotConnection);
       return;
     }
     grab();

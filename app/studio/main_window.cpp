@@ -34,7 +34,10 @@
 #include "views/formatting.h"
 #include "views/graph_nodes_model.h"
 #include "views/graph_view.h"
+#include "views/memory_timeline_view.h"
 #include "views/node_inspector.h"
+#include "views/pipeline_panel.h"
+#include "views/plan_session.h"
 
 namespace lathe::studio {
 
@@ -61,7 +64,8 @@ MainWindow::MainWindow(Options options, QWidget* parent)
       nodesModel_(new views::GraphNodesModel(this)),
       nodesProxy_(new QSortFilterProxyModel(this)),
       diagnosticsModel_(new views::DiagnosticsModel(this)),
-      inspector_(new views::NodeInspector(this)) {
+      inspector_(new views::NodeInspector(this)),
+      planSession_(new views::PlanSession(this)) {
   setWindowTitle(tr("Lathe Studio"));
   setAcceptDrops(true);
   nodesProxy_->setSourceModel(nodesModel_);
@@ -89,6 +93,7 @@ MainWindow::MainWindow(Options options, QWidget* parent)
   connect(inspector_, &views::NodeInspector::nodeActivated, this, &MainWindow::selectNode);
   connect(graphView_, &views::GraphView::nodeSelected, this, &MainWindow::selectNode);
   connect(search_, &QLineEdit::textChanged, nodesProxy_, &QSortFilterProxyModel::setFilterFixedString);
+  connect(timelineView_, &views::MemoryTimelineView::nodeClicked, this, &MainWindow::selectNode);
 
   resize(1600, 1000);
   if (options_.useSettings) {
@@ -187,12 +192,20 @@ void MainWindow::createDocks() {
   };
   QDockWidget* treeDock = addDock(tree_, tr("Artifact"), "artifactDock", Qt::LeftDockWidgetArea);
   QDockWidget* inspectorDock = addDock(inspector_, tr("Inspector"), "inspectorDock", Qt::RightDockWidgetArea);
+  pipelinePanel_ = new views::PipelinePanel(planSession_, this);
+  pipelineDock_ = addDock(pipelinePanel_, tr("Pipeline"), "pipelineDock", Qt::RightDockWidgetArea);
+  splitDockWidget(inspectorDock, pipelineDock_, Qt::Vertical);
+  timelineView_ = new views::MemoryTimelineView(planSession_, this);
+  timelineDock_ = addDock(timelineView_, tr("Memory timeline"), "timelineDock", Qt::BottomDockWidgetArea);
   diagnosticsDock_ = addDock(diagnosticsTable_, tr("Diagnostics"), "diagnosticsDock", Qt::BottomDockWidgetArea);
   resizeDocks({treeDock, inspectorDock}, {380, 400}, Qt::Horizontal);
-  resizeDocks({diagnosticsDock_}, {160}, Qt::Vertical);
+  resizeDocks({inspectorDock, pipelineDock_}, {400, 450}, Qt::Vertical);
+  resizeDocks({timelineDock_, diagnosticsDock_}, {260, 160}, Qt::Vertical);
 
   viewMenu_ = new QMenu(tr("&View"), this);
-  for (QDockWidget* dock : {treeDock, inspectorDock, diagnosticsDock_}) viewMenu_->addAction(dock->toggleViewAction());
+  for (QDockWidget* dock : {treeDock, inspectorDock, pipelineDock_, timelineDock_, diagnosticsDock_}) {
+    viewMenu_->addAction(dock->toggleViewAction());
+  }
 }
 
 void MainWindow::createMenus() {
@@ -255,6 +268,7 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   inspector_->clear();
   nodesModel_->setGraph(nullptr, {});
   graphView_->clear();
+  planSession_->setGraph(nullptr, {}, nullptr);
   graphTitle_->setText(tr("No graph selected"));
   if (!outcome.artifact) {
     treeModel_->clear();
@@ -320,6 +334,9 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
   const QString id = treeModel_->graphIdAt(treeIndex);
   nodesModel_->setGraph(graph, id);
   graphView_->setGraph(graph, id);
+  planSession_->setGraph(treeModel_->artifact(), id, graph);
+  pipelinePanel_->setPipelineText(planSession_->defaultPipeline());
+  planSession_->run(planSession_->defaultPipeline());
   inspector_->clear();
   const ir::GraphCounts counts = ir::countGraph(*graph);
   graphTitle_->setText(
@@ -352,6 +369,18 @@ void MainWindow::selectNode(ir::NodeId node) {
 
 void MainWindow::showCentralView(CentralView view) {
   centralTabs_->setCurrentWidget(view == CentralView::Graph ? static_cast<QWidget*>(graphView_) : nodesTable_);
+}
+
+void MainWindow::showPlanView(PlanView view) {
+  QDockWidget* dock = view == PlanView::Timeline ? timelineDock_ : pipelineDock_;
+  dock->show();
+  dock->raise();
+  if (view == PlanView::Timeline) {
+    resizeDocks({timelineDock_}, {height() * 2 / 5}, Qt::Vertical);
+  } else {
+    resizeDocks({pipelineDock_}, {520}, Qt::Horizontal);
+    resizeDocks({pipelineDock_}, {height() * 3 / 5}, Qt::Vertical);
+  }
 }
 
 void MainWindow::rememberRecent(const QString& path) {

@@ -1,5 +1,6 @@
 // lathe-studio's main window: artifact tree (left), the selected graph drawn and as a node table
-// (centre tabs), node inspector (right), diagnostics (bottom); loading on a worker thread with progress and cancel.
+// (centre tabs), node inspector and pipeline (right), memory timeline and diagnostics (bottom); loading
+// and planning on worker threads with progress and cancel.
 #pragma once
 
 #include <QMainWindow>
@@ -24,7 +25,10 @@ class ArtifactTreeModel;
 class DiagnosticsModel;
 class GraphNodesModel;
 class GraphView;
+class MemoryTimelineView;
 class NodeInspector;
+class PipelinePanel;
+class PlanSession;
 struct LoadOutcome;
 }  // namespace lathe::views
 
@@ -57,6 +61,14 @@ class MainWindow : public QMainWindow {
   void showCentralView(CentralView view);
   [[nodiscard]] views::GraphView* graphView() const { return graphView_; }
 
+  // The plan docks; planning runs in the background whenever a graph is selected.
+  enum class PlanView { Timeline, Pipeline };
+  // Shows, raises and enlarges a plan dock (for screenshots and the View menu).
+  void showPlanView(PlanView view);
+  [[nodiscard]] views::PlanSession* planSession() const { return planSession_; }
+  [[nodiscard]] views::PipelinePanel* pipelinePanel() const { return pipelinePanel_; }
+  [[nodiscard]] views::MemoryTimelineView* timelineView() const { return timelineView_; }
+
  signals:
   // Emitted when a load ends: ok is false when it failed or was cancelled.
   void loadFinished(bool ok);
@@ -87,6 +99,11 @@ class MainWindow : public QMainWindow {
   QSortFilterProxyModel* nodesProxy_;
   views::DiagnosticsModel* diagnosticsModel_;
   views::NodeInspector* inspector_;
+  views::PlanSession* planSession_;
+  views::PipelinePanel* pipelinePanel_ = nullptr;
+  views::MemoryTimelineView* timelineView_ = nullptr;
+  QDockWidget* pipelineDock_ = nullptr;
+  QDockWidget* timelineDock_ = nullptr;
   QTreeView* tree_ = nullptr;
   QTabWidget* centralTabs_ = nullptr;
   views::GraphView* graphView_ = nullptr;

@@ -64,11 +64,11 @@ void ScreenshotTest::exportedProgram() {
 
 void ScreenshotTest::unknownViewIsRefused() {
   QTemporaryDir dir;
-  const QString png = dir.filePath(QStringLiteral("timeline.png"));
+  const QString png = dir.filePath(QStringLiteral("gantt.png"));
   const Run run =
-      runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--view"), QStringLiteral("timeline")});
+      runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--view"), QStringLiteral("gantt")});
   QCOMPARE(run.exitCode, 1);
-  QVERIFY(run.errors.contains(QStringLiteral("timeline")));
+  QVERIFY(run.errors.contains(QStringLiteral("gantt")));
   QVERIFY(!QFile::exists(png));
 }
 

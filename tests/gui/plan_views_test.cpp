@@ -1,0 +1,172 @@
+// The plan views on real captures: the default pipeline runs in the background when a graph is
+// selected, the Pipeline dock steps through its states, the memory timeline plots the planned
+// step's peak and picks nodes, and lathe-studio screenshots the plan views.
+#include <QImage>
+#include <QListWidget>
+#include <QProcess>
+#include <QPushButton>
+#include <QSet>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include "analysis/graph_inputs.h"
+#include "io/artifact.h"
+#include "main_window.h"
+#include "views/memory_timeline_view.h"
+#include "views/node_inspector.h"
+#include "views/pipeline_panel.h"
+#include "views/plan_session.h"
+
+using lathe::studio::MainWindow;
+
+namespace {
+
+QString sample(const char* relative) {
+  return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
+}
+
+// Opens `path` and waits for the load and the plan of the graph it selects.
+bool openAndPlan(MainWindow& window, const QString& path) {
+  QSignalSpy loaded(&window, &MainWindow::loadFinished);
+  QSignalSpy planned(window.planSession(), &lathe::views::PlanSession::finished);
+  window.openPath(path);
+  if (!loaded.wait(60000) || !loaded.first().first().toBool()) return false;
+  if (planned.isEmpty() && !planned.wait(120000)) return false;
+  return planned.last().first().toBool();
+}
+
+// The peak `lathe plan` finds for the final state of `pipeline` on a graph, computed here on its own.
+uint64_t plannedPeak(const QString& path, const std::string& graphId, const std::string& pipeline) {
+  const lathe::io::Artifact artifact = lathe::io::loadArtifact(path.toStdString(), {});
+  const std::vector<lathe::io::GraphListing> graphs = artifact.graphs();
+  const lathe::io::GraphListing* listing = nullptr;
+  const lathe::ir::Graph* dynamo = nullptr;
+  for (const auto& g : graphs) {
+    if (g.id == graphId) listing = &g;
+  }
+  if (!listing) return 0;
+  for (const auto& g : graphs) {
+    if (g.kind == "dynamo_output_graph" && g.compileId == listing->compileId && g.rank == listing->rank) {
+      dynamo = g.graph.get();
+    }
+  }
+  const lathe::analysis::GraphInputs inputs = lathe::analysis::inferGraphInputs(*listing->graph, dynamo);
+  const lathe::hw::HwProfile hw = lathe::hw::resolveHwProfile("h200");
+  const lathe::passes::PassContext context{*listing->graph, inputs, hw, lathe::ir::OpRegistry::global(), {}, true};
+  const auto run = lathe::passes::runPipeline(context, lathe::passes::parsePipeline(pipeline));
+  return lathe::passes::plannedStep(context, run.finalState()).timeline.peakBytes;
+}
+
+int distinctColours(const QImage& image) {
+  QSet<QRgb> colours;
+  for (int y = 0; y < image.height(); y += 7) {
+    for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+  }
+  return static_cast<int>(colours.size());
+}
+
+}  // namespace
+
+class PlanViewsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void jointGraphStepsThroughThePipeline();
+  void inferenceGraphPlans();
+  void screenshotsOfPlanViews();
+};
+
+void PlanViewsTest::jointGraphStepsThroughThePipeline() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  const QString path = sample("captures/llama3_8b_2l_tiny_train.log.gz");
+  QVERIFY(openAndPlan(window, path));
+  lathe::views::PlanSession* session = window.planSession();
+  const auto run = session->planRun();
+  QVERIFY(run);
+  QVERIFY(run->graphId.contains(QStringLiteral("aot_joint_graph")));
+  QCOMPARE(run->pipeline, QStringLiteral("split,fusion,recompute(policy=torch)"));
+  QCOMPARE(window.pipelinePanel()->pipelineText(), run->pipeline);
+
+  auto* steps = window.findChild<QListWidget*>(QStringLiteral("pipelineSteps"));
+  QCOMPARE(steps->count(), 4);
+  QCOMPARE(steps->currentRow(), 3);
+  QCOMPARE(session->currentStep(), 3);
+  QVERIFY(run->stateAt(3).recompute.has_value());
+
+  // Back shows the fusion step: no recompute decision yet, and the statistics follow.
+  auto* back = window.findChild<QPushButton*>(QStringLiteral("stepBack"));
+  auto* forward = window.findChild<QPushButton*>(QStringLiteral("stepForward"));
+  QVERIFY(!forward->isEnabled());
+  back->click();
+  QCOMPARE(session->currentStep(), 2);
+  QCOMPARE(steps->currentRow(), 2);
+  QVERIFY(!run->stateAt(2).recompute.has_value());
+  QVERIFY(!run->stateAt(2).groups.empty());
+  auto* stats = window.findChild<QTableWidget*>(QStringLiteral("stepStats"));
+  QVERIFY(stats->rowCount() > 2);
+  steps->setCurrentRow(0);
+  QCOMPARE(session->currentStep(), 0);
+  QVERIFY(!back->isEnabled());
+  QVERIFY(run->stateAt(0).groups.empty());
+  forward->click();
+  forward->click();
+  forward->click();
+  QCOMPARE(session->currentStep(), 3);
+
+  // The plotted peak is the planned step's, as computed without the studio.
+  lathe::views::MemoryTimelineView* timeline = window.timelineView();
+  const auto& planned = *session->currentPlanned();
+  QVERIFY(planned.timeline.peakBytes > 0);
+  QCOMPARE(static_cast<uint64_t>(std::llround(timeline->plottedPeakBytes())), planned.timeline.peakBytes);
+  QCOMPARE(planned.timeline.peakBytes,
+           plannedPeak(path, run->graphId.toStdString(), "split,fusion,recompute(policy=torch)"));
+
+  // Clicking an execution selects its node everywhere.
+  auto* inspector = window.findChild<lathe::views::NodeInspector*>();
+  const lathe::ir::NodeId before = inspector->node();
+  size_t index = planned.schedule.backwardStart + 3;
+  while (planned.schedule.nodes[index] == before) ++index;
+  QCustomPlot* plot = timeline->plot();
+  const QPoint at(static_cast<int>(plot->xAxis->coordToPixel(static_cast<double>(index))),
+                  static_cast<int>(plot->yAxis->coordToPixel(plot->yAxis->range().center())));
+  QTest::mouseClick(plot, Qt::LeftButton, {}, at);
+  QCOMPARE(inspector->node(), planned.schedule.nodes[index]);
+}
+
+void PlanViewsTest::inferenceGraphPlans() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QVERIFY(openAndPlan(window, sample("captures/llama3_8b_2l_tiny_infer.log.gz")));
+  const auto run = window.planSession()->planRun();
+  QVERIFY(run);
+  QCOMPARE(run->pipeline, QStringLiteral("split,fusion"));
+  QCOMPARE(run->stepCount(), 3);
+  QCOMPARE(window.findChild<QListWidget*>(QStringLiteral("pipelineSteps"))->count(), 3);
+  QVERIFY(window.planSession()->currentPlanned()->timeline.peakBytes > 0);
+  QVERIFY(window.timelineView()->plottedPeakBytes() > 0);
+}
+
+void PlanViewsTest::screenshotsOfPlanViews() {
+  QTemporaryDir dir;
+  for (const QString& view : {QStringLiteral("timeline"), QStringLiteral("pipeline")}) {
+    const QString png = dir.filePath(view + QStringLiteral(".png"));
+    QProcess process;
+    process.start(QString::fromUtf8(LATHE_STUDIO_EXE),
+                  {QStringLiteral("--screenshot"), png, QStringLiteral("--view"), view,
+                   sample("captures/llama3_8b_2l_tiny_train.log.gz")});
+    QVERIFY(process.waitForFinished(180000));
+    QCOMPARE(process.exitCode(), 0);
+    const QImage image(png);
+    QCOMPARE(image.size(), QSize(1600, 1000));
+    QVERIFY(distinctColours(image) > 20);
+  }
+}
+
+QTEST_MAIN(PlanViewsTest)
+#include "plan_views_test.moc"
