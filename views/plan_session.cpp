@@ -22,16 +22,6 @@ const io::GraphListing* findListing(const std::vector<io::GraphListing>& graphs,
   return nullptr;
 }
 
-// The Dynamo graph of the same compile names parameters and user inputs.
-const ir::Graph* dynamoGraphOf(const std::vector<io::GraphListing>& graphs, const io::GraphListing& g) {
-  for (const auto& other : graphs) {
-    if (other.kind == "dynamo_output_graph" && other.compileId == g.compileId && other.rank == g.rank) {
-      return other.graph.get();
-    }
-  }
-  return nullptr;
-}
-
 PlanOutcome planGraph(const std::shared_ptr<const io::Artifact>& artifact, const QString& graphId,
                       const QString& pipeline, const std::shared_ptr<std::atomic<bool>>& cancel) {
   PlanOutcome outcome;
@@ -41,13 +31,9 @@ PlanOutcome planGraph(const std::shared_ptr<const io::Artifact>& artifact, const
     if (!listing || !listing->graph) {
       throw Error(ErrorCode::BadInput, "the artifact has no graph " + graphId.toStdString());
     }
-    const analysis::GraphInputs inputs = analysis::inferGraphInputs(*listing->graph, dynamoGraphOf(graphs, *listing));
+    const analysis::GraphInputs inputs = analysis::inferGraphInputs(*listing->graph, io::dynamoGraphOf(graphs, *listing));
     const hw::HwProfile hw = hw::resolveHwProfile(kHwProfile);
-    // Inductor's joint-graph passes ran when the compile logged post-grad graphs.
-    const bool inductor = std::any_of(graphs.begin(), graphs.end(), [&](const io::GraphListing& g) {
-      return g.compileId == listing->compileId && g.rank == listing->rank &&
-             g.kind.find("post_grad") != std::string::npos;
-    });
+    const bool inductor = io::compiledByInductor(graphs, *listing);
     Progress progress;
     progress.cancel = cancel.get();
     const passes::PassContext context{*listing->graph, inputs, hw, ir::OpRegistry::global(), progress, inductor};

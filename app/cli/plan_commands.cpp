@@ -92,13 +92,6 @@ const io::GraphListing& chooseGraph(const std::vector<io::GraphListing>& graphs,
   return graphs.front();
 }
 
-const ir::Graph* dynamoGraphOf(const std::vector<io::GraphListing>& graphs, const io::GraphListing& g) {
-  for (const auto& other : graphs) {
-    if (other.kind == "dynamo_output_graph" && other.compileId == g.compileId && other.rank == g.rank) return other.graph.get();
-  }
-  return nullptr;
-}
-
 struct Planned {
   io::Artifact artifact;
   std::vector<io::GraphListing> graphs;
@@ -117,10 +110,8 @@ Planned prepare(const PlanOptions& o, const GlobalOptions& global) {
   Planned p{load(o.path, global), {}, nullptr, {}, hw::resolveHwProfile(o.hw)};
   p.graphs = p.artifact.graphs();
   p.listing = &chooseGraph(p.graphs, o.graphId);
-  p.inputs = analysis::inferGraphInputs(*p.listing->graph, dynamoGraphOf(p.graphs, *p.listing));
-  p.inductor = std::any_of(p.graphs.begin(), p.graphs.end(), [&](const io::GraphListing& g) {
-    return g.compileId == p.listing->compileId && g.rank == p.listing->rank && g.kind.find("post_grad") != std::string::npos;
-  });
+  p.inputs = analysis::inferGraphInputs(*p.listing->graph, io::dynamoGraphOf(p.graphs, *p.listing));
+  p.inductor = io::compiledByInductor(p.graphs, *p.listing);
   return p;
 }
 

@@ -59,4 +59,22 @@ Artifact loadArtifact(const std::filesystem::path& path, const Progress& progres
   return artifact;
 }
 
+const ir::Graph* dynamoGraphOf(const std::vector<GraphListing>& graphs, const GraphListing& graph) {
+  for (const GraphListing& other : graphs) {
+    if (other.kind == "dynamo_output_graph" && other.compileId == graph.compileId && other.rank == graph.rank) {
+      return other.graph.get();
+    }
+  }
+  return nullptr;
+}
+
+bool compiledByInductor(const std::vector<GraphListing>& graphs, const GraphListing& graph) {
+  for (const GraphListing& other : graphs) {
+    if (other.compileId == graph.compileId && other.rank == graph.rank && other.kind.find("post_grad") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace lathe::io

@@ -39,6 +39,13 @@ struct Artifact {
   [[nodiscard]] std::vector<GraphListing> graphs() const;
 };
 
+// The dynamo_output_graph of the same compile and rank as `graph` (its placeholders name the
+// parameters and buffers behind AOT primals), or null.
+[[nodiscard]] const ir::Graph* dynamoGraphOf(const std::vector<GraphListing>& graphs, const GraphListing& graph);
+// Whether the compile of `graph` went through Inductor (it logged post-grad graphs), so Inductor's
+// joint-graph passes ran before torch partitioned its joint graph.
+[[nodiscard]] bool compiledByInductor(const std::vector<GraphListing>& graphs, const GraphListing& graph);
+
 // Throws Error(BadInput) when the path is unreadable or holds nothing Lathe knows.
 [[nodiscard]] Artifact loadArtifact(const std::filesystem::path& path, const Progress& progress = {});
 

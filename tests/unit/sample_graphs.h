@@ -22,13 +22,17 @@ struct SampleGraph {
 inline SampleGraph loadSampleGraph(const std::string& sample, const std::string& graphId) {
   const io::Artifact artifact = io::loadArtifact(std::string(LATHE_SAMPLES_DIR) + "/" + sample);
   SampleGraph out;
-  const std::string compile = graphId.substr(0, graphId.rfind(':'));
-  for (const io::GraphListing& g : artifact.graphs()) {
-    if (g.id == graphId) out.graph = g.graph;
-    if (g.id == compile + ":dynamo_output_graph") out.dynamo = g.graph;
-    if (g.id == compile + ":aot_forward_graph") out.forward = g.graph;
+  const std::vector<io::GraphListing> graphs = artifact.graphs();
+  const io::GraphListing* listing = nullptr;
+  for (const io::GraphListing& g : graphs) {
+    if (g.id == graphId) listing = &g;
   }
-  if (!out.graph) throw std::runtime_error(sample + " has no graph " + graphId);
+  if (listing == nullptr) throw std::runtime_error(sample + " has no graph " + graphId);
+  out.graph = listing->graph;
+  for (const io::GraphListing& g : graphs) {
+    if (g.kind == "dynamo_output_graph" && g.graph.get() == io::dynamoGraphOf(graphs, *listing)) out.dynamo = g.graph;
+    if (g.kind == "aot_forward_graph" && g.compileId == listing->compileId && g.rank == listing->rank) out.forward = g.graph;
+  }
   out.inputs = analysis::inferGraphInputs(*out.graph, out.dynamo.get());
   return out;
 }
