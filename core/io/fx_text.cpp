@@ -1056,7 +1056,10 @@ size_t GraphBuilder::simpleStatement(std::string_view seg, std::string_view next
     return 0;
   }
   if (seg == "pass") return 0;
-  if (seg.find("= fx_pytree.tree_flatten_spec(") != std::string_view::npos) {
+  // `a, b, = fx_pytree.tree_flatten_spec(...)` however it is spaced: the printer writes it one way,
+  // so every spelling must read the same.
+  if (const size_t eq = seg.find('=');
+      eq != std::string_view::npos && trim(seg.substr(eq + 1)).starts_with("fx_pytree.tree_flatten_spec(")) {
     unpack(seg, line);
     return 0;
   }
