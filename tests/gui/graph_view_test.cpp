@@ -5,13 +5,14 @@
 
 #include <QElapsedTimer>
 #include <QImage>
-#include <QProcess>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include "studio_process.h"
 #include <cmath>
 #include <set>
 #include <utility>
@@ -74,21 +75,12 @@ void checkEveryGraph(const QString& path) {
   }
 }
 
-int distinctColours(const QImage& image) {
-  std::set<QRgb> colours;
-  for (int y = 0; y < image.height(); y += 7) {
-    for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
-  }
-  return static_cast<int>(colours.size());
-}
 
 QImage screenshot(const QTemporaryDir& dir, const QString& view) {
   const QString png = dir.filePath(view + QStringLiteral(".png"));
-  QProcess process;
-  process.start(QString::fromUtf8(LATHE_STUDIO_EXE),
-                {QStringLiteral("--screenshot"), png, QStringLiteral("--view"), view});
-  if (!process.waitForFinished(120000) || process.exitCode() != 0) return {};
-  return QImage(png);
+  const lathe::testing::StudioRun run =
+      lathe::testing::runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--view"), view}, 120000);
+  return run.exitCode == 0 ? QImage(png) : QImage();
 }
 
 }  // namespace
@@ -162,7 +154,7 @@ void GraphViewTest::graphScreenshotDiffersFromNodes() {
   const QImage nodes = screenshot(dir, QStringLiteral("nodes"));
   QCOMPARE(graph.size(), QSize(1600, 1000));
   QCOMPARE(nodes.size(), QSize(1600, 1000));
-  QVERIFY(distinctColours(graph) > 20);
+  QVERIFY(lathe::testing::distinctColours(graph) > 20);
   QVERIFY(graph != nodes);
 }
 

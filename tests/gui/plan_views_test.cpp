@@ -3,14 +3,14 @@
 // step's peak and picks nodes, and lathe-studio screenshots the plan views.
 #include <QImage>
 #include <QListWidget>
-#include <QProcess>
 #include <QPushButton>
-#include <QSet>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include "studio_process.h"
 #include <qcustomplot.h>
 
 #include "analysis/graph_inputs.h"
@@ -44,30 +44,19 @@ uint64_t plannedPeak(const QString& path, const std::string& graphId, const std:
   const lathe::io::Artifact artifact = lathe::io::loadArtifact(path.toStdString(), {});
   const std::vector<lathe::io::GraphListing> graphs = artifact.graphs();
   const lathe::io::GraphListing* listing = nullptr;
-  const lathe::ir::Graph* dynamo = nullptr;
   for (const auto& g : graphs) {
     if (g.id == graphId) listing = &g;
   }
   if (!listing) return 0;
-  for (const auto& g : graphs) {
-    if (g.kind == "dynamo_output_graph" && g.compileId == listing->compileId && g.rank == listing->rank) {
-      dynamo = g.graph.get();
-    }
-  }
+  const lathe::ir::Graph* dynamo = lathe::io::dynamoGraphOf(graphs, *listing);
   const lathe::analysis::GraphInputs inputs = lathe::analysis::inferGraphInputs(*listing->graph, dynamo);
   const lathe::hw::HwProfile hw = lathe::hw::resolveHwProfile("h200");
-  const lathe::passes::PassContext context{*listing->graph, inputs, hw, lathe::ir::OpRegistry::global(), {}, true};
+  const lathe::passes::PassContext context{*listing->graph, inputs, hw, lathe::ir::OpRegistry::global(), {},
+                                                   lathe::io::compiledByInductor(graphs, *listing)};
   const auto run = lathe::passes::runPipeline(context, lathe::passes::parsePipeline(pipeline));
   return lathe::passes::plannedStep(context, run.finalState()).timeline.peakBytes;
 }
 
-int distinctColours(const QImage& image) {
-  QSet<QRgb> colours;
-  for (int y = 0; y < image.height(); y += 7) {
-    for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
-  }
-  return static_cast<int>(colours.size());
-}
 
 }  // namespace
 
@@ -156,15 +145,12 @@ void PlanViewsTest::screenshotsOfPlanViews() {
   QTemporaryDir dir;
   for (const QString& view : {QStringLiteral("timeline"), QStringLiteral("pipeline")}) {
     const QString png = dir.filePath(view + QStringLiteral(".png"));
-    QProcess process;
-    process.start(QString::fromUtf8(LATHE_STUDIO_EXE),
-                  {QStringLiteral("--screenshot"), png, QStringLiteral("--view"), view,
-                   sample("captures/llama3_8b_2l_tiny_train.log.gz")});
-    QVERIFY(process.waitForFinished(180000));
-    QCOMPARE(process.exitCode(), 0);
+    const lathe::testing::StudioRun run = lathe::testing::runStudio(
+        {QStringLiteral("--screenshot"), png, QStringLiteral("--view"), view, sample("captures/llama3_8b_2l_tiny_train.log.gz")});
+    QCOMPARE(run.exitCode, 0);
     const QImage image(png);
     QCOMPARE(image.size(), QSize(1600, 1000));
-    QVERIFY(distinctColours(image) > 20);
+    QVERIFY(lathe::testing::distinctColours(image) > 20);
   }
 }
 

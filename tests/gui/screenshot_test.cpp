@@ -2,36 +2,14 @@
 // refusal of views that do not exist yet, and exit code 2 (with the picture) for damaged input.
 #include <QFile>
 #include <QImage>
-#include <QProcess>
-#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
-namespace {
+#include "studio_process.h"
 
-struct Run {
-  int exitCode = -1;
-  QString errors;
-};
-
-Run runStudio(const QStringList& arguments) {
-  QProcess process;
-  process.start(QString::fromUtf8(LATHE_STUDIO_EXE), arguments);
-  if (!process.waitForFinished(120000)) return {};
-  return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
-          QString::fromUtf8(process.readAllStandardError())};
-}
-
-// Distinct colours in a coarse sample of the image: a blank or one-colour picture has very few.
-int distinctColours(const QImage& image) {
-  QSet<QRgb> colours;
-  for (int y = 0; y < image.height(); y += 7) {
-    for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
-  }
-  return static_cast<int>(colours.size());
-}
-
-}  // namespace
+using lathe::testing::distinctColours;
+using lathe::testing::runStudio;
+using Run = lathe::testing::StudioRun;
 
 class ScreenshotTest : public QObject {
   Q_OBJECT
