@@ -1,6 +1,8 @@
 #include "plan/plan_bundle.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 #include <unordered_map>
 
 #include "io/fx_text.h"
@@ -41,10 +43,34 @@ class Reader {
   template <typename T>
   T value(const Json& object, const char* key) const {
     const Json& v = field(object, key);
+    // nlohmann converts a float to an integer type without a range check (undefined behaviour).
+    if (!integersFit<T>(v)) fail(std::string("\"") + key + "\" must hold integers in range");
     try {
       return v.get<T>();
     } catch (const nlohmann::json::exception&) {
       fail(std::string("\"") + key + "\" has the wrong type");
+    }
+  }
+
+  // True unless T is (a vector of) an integer type and `v` holds a number that is not an integer
+  // of T's range.
+  template <typename T>
+  static bool integersFit(const Json& v) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (!v.is_number()) return true;  // get<T>() reports the type error
+      if (v.is_number_float()) return false;
+      if (v.is_number_unsigned()) return v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+      const int64_t i = v.get<int64_t>();
+      return i >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+             (i < 0 || static_cast<uint64_t>(i) <= static_cast<uint64_t>(std::numeric_limits<T>::max()));
+    } else if constexpr (requires { typename T::value_type; } && !std::is_same_v<T, std::string>) {
+      if (!v.is_array()) return true;
+      for (const Json& item : v) {
+        if (!integersFit<typename T::value_type>(item)) return false;
+      }
+      return true;
+    } else {
+      return true;
     }
   }
   template <typename T>
