@@ -310,17 +310,6 @@ int runShow(const GlobalOptions& global) {
 
 // --- guards -------------------------------------------------------------------------------------
 
-std::optional<io::GuardTree> parseCompileGuards(const io::TraceLog& log, const io::TraceCompile& c,
-                                                Diagnostics& diagnostics) {
-  if (c.guardFormat == io::GuardFormat::None) return std::nullopt;
-  io::GuardParseOptions parse;
-  const io::TraceLogEvent& event = log.events[static_cast<size_t>(c.guardsEvent)];
-  parse.file = log.files[event.file].path.string();
-  parse.firstLine = event.line + 1;
-  return c.guardFormat == io::GuardFormat::CppTree ? io::parseCppGuards(log.guards(c), parse, diagnostics)
-                                                   : io::parseJsonGuards(log.guards(c), parse, diagnostics);
-}
-
 json guardTreeJson(const io::GuardTree& tree) {
   json nodes = json::array();
   for (const auto& n : tree.nodes()) {
@@ -366,7 +355,7 @@ int runGuards(const GlobalOptions& global) {
   std::map<const io::TraceCompile*, std::optional<io::GuardTree>> trees;
   auto guardsOf = [&](const io::TraceCompile& c) -> const std::optional<io::GuardTree>& {
     auto it = trees.find(&c);
-    if (it == trees.end()) it = trees.emplace(&c, parseCompileGuards(log, c, diagnostics)).first;
+    if (it == trees.end()) it = trees.emplace(&c, io::compileGuards(log, c, diagnostics)).first;
     return it->second;
   };
   json out = json::array();
@@ -547,10 +536,12 @@ void registerCommands(CLI::App& app, GlobalOptions& /*global*/) {
   addPathOptions(memory, o.memory, "torch.cuda.memory._dump_snapshot pickle");
   memory->add_option("--points", o.points, "Points of the allocated-over-time series")->check(CLI::Range(1, 1000000));
   registerPlanCommands(app);
+  registerExportCommand(app);
 }
 
 int runSelectedCommand(CLI::App& app, const GlobalOptions& global) {
   if (const std::optional<int> rc = runPlanCommand(app, global)) return *rc;
+  if (const std::optional<int> rc = runExportCommand(app, global)) return *rc;
   if (app.got_subcommand("info")) return runInfo(global);
   if (app.got_subcommand("graphs")) return runGraphs(global);
   if (app.got_subcommand("show")) return runShow(global);

@@ -26,6 +26,10 @@ void registerPlanCommands(CLI::App& app);
 // The exit code when one of them was chosen, nullopt otherwise.
 std::optional<int> runPlanCommand(CLI::App& app, const GlobalOptions& global);
 
+// `lathe export` (export_command.cpp): CUDA kernels for a plan's fusion groups.
+void registerExportCommand(CLI::App& app);
+std::optional<int> runExportCommand(CLI::App& app, const GlobalOptions& global);
+
 // Shared by the commands.
 Progress progressFor(const GlobalOptions& global);
 io::Artifact load(const std::string& path, const GlobalOptions& global);

@@ -77,4 +77,14 @@ bool compiledByInductor(const std::vector<GraphListing>& graphs, const GraphList
   return false;
 }
 
+std::optional<GuardTree> compileGuards(const TraceLog& log, const TraceCompile& compile, Diagnostics& diagnostics) {
+  if (compile.guardFormat == GuardFormat::None || compile.guardsEvent < 0) return std::nullopt;
+  GuardParseOptions options;
+  const TraceLogEvent& event = log.events[static_cast<size_t>(compile.guardsEvent)];
+  options.file = log.files[event.file].path.string();
+  options.firstLine = event.line + 1;
+  return compile.guardFormat == GuardFormat::CppTree ? parseCppGuards(log.guards(compile), options, diagnostics)
+                                                     : parseJsonGuards(log.guards(compile), options, diagnostics);
+}
+
 }  // namespace lathe::io

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/artifact_kind.h"
+#include "io/guards.h"
 #include "io/memory_snapshot.h"
 #include "io/pt2.h"
 #include "io/trace_log.h"
@@ -48,5 +49,10 @@ struct Artifact {
 
 // Throws Error(BadInput) when the path is unreadable or holds nothing Lathe knows.
 [[nodiscard]] Artifact loadArtifact(const std::filesystem::path& path, const Progress& progress = {});
+
+// The guard tree a compile logged, parsed from its payload (C++ guard-manager text or the older
+// JSON), with line numbers of the log file; nullopt when the compile logged none.
+[[nodiscard]] std::optional<GuardTree> compileGuards(const TraceLog& log, const TraceCompile& compile,
+                                                     Diagnostics& diagnostics);
 
 }  // namespace lathe::io

@@ -171,7 +171,12 @@ std::string planToJson(const PlanBundle& plan) {
   for (size_t c = 0; c < kTimelineCategories; ++c) timeline[std::string(kTimelineCategoryNames[c])] = t.bytes[c];
   j["timeline"] = timeline;
   j["estimates"] = statsJson(plan.estimates);
-  j["kernels"] = Json::array();
+  Json kernels = Json::array();
+  for (const KernelsRef& k : plan.kernels) {
+    kernels.push_back({{"manifest", k.manifest}, {"format", k.format}, {"targets", k.targets},
+                       {"kernels", k.kernels}, {"not_generated", k.notGenerated}});
+  }
+  j["kernels"] = kernels;
   return j.dump(1) + "\n";
 }
 
@@ -308,6 +313,19 @@ PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {
   if (tl.phase.size() != tl.node.size() || tl.seconds.size() != tl.node.size()) r.fail("timeline: columns differ in length");
   for (const std::string& name : tl.node) (void)idOf(name);
   plan.estimates = r.stats(r.field(j, "estimates"));
+  if (j.contains("kernels")) {
+    const Json& kernels = j["kernels"];
+    if (!kernels.is_array()) r.fail("\"kernels\" is not a list");
+    for (const Json& k : kernels) {
+      KernelsRef ref;
+      ref.manifest = r.value<std::string>(k, "manifest");
+      ref.format = r.value<std::string>(k, "format");
+      ref.targets = r.value<std::vector<std::string>>(k, "targets");
+      ref.kernels = r.value<uint64_t>(k, "kernels");
+      ref.notGenerated = r.value<uint64_t>(k, "not_generated");
+      plan.kernels.push_back(std::move(ref));
+    }
+  }
   return plan;
 }
 

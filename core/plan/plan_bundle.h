@@ -15,7 +15,8 @@
 //    "timeline": {"peak_bytes", "peak_step", "at_peak": {category: bytes}, "backward_start",
 //                 "node": [...], "phase": "ff..bb", "seconds": [...], category: [...] per category},
 //    "estimates": {"step_seconds", "peak_bytes", ...},
-//    "kernels": []}
+//    "kernels": [{"manifest": PATH, "format": "lathe.kernels/1", "targets": ["sm_90a", ...],
+//                 "kernels": N, "not_generated": N}]}   (exports written by `lathe export`)
 #pragma once
 
 #include <array>
@@ -55,6 +56,16 @@ struct PlanTimeline {
   std::array<std::vector<uint64_t>, kTimelineCategories> bytes;  // live bytes per category per step
 };
 
+// A kernel export of the plan (`lathe export`, kernels/export_bundle.h): where its manifest is.
+struct KernelsRef {
+  std::string manifest;  // path of the bundle's manifest.json, as `lathe export` was given it
+  std::string format;    // the manifest's format, "lathe.kernels/1"
+  std::vector<std::string> targets;
+  uint64_t kernels = 0;       // kernels generated
+  uint64_t notGenerated = 0;  // fusion groups left without a kernel
+  friend bool operator==(const KernelsRef&, const KernelsRef&) = default;
+};
+
 struct PlanBundle {
   std::string artifact;  // as given to `lathe plan`
   std::string graphId;
@@ -66,6 +77,7 @@ struct PlanBundle {
   PlanState state;  // the final state, node ids = positions in nodeNames
   PlanTimeline timeline;
   std::vector<std::pair<std::string, double>> estimates;
+  std::vector<KernelsRef> kernels;
 };
 
 // 16 hex digits of FNV-1a 64 over the graph's printed FX text.

@@ -1,0 +1,167 @@
+// `lathe export PLAN -o DIR`: CUDA kernels for the fusion groups of a plan bundle, compiled into a
+// fatbin and a shared library with a C ABI, with a manifest (kernels/export_bundle.h). The plan
+// gets a reference to the manifest.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "kernels/cuda_codegen.h"
+#include "kernels/export_bundle.h"
+#include "kernels/toolchain.h"
+#include "output.h"
+#include "plan/plan_bundle.h"
+#include "util/diagnostics.h"
+
+namespace lathe::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ExportOptions {
+  std::string plan, output, capture, targets{kernels::kDefaultTargets};
+  bool keepPlan = false, json = false;
+};
+
+ExportOptions& exportOptions() {
+  static ExportOptions o;
+  return o;
+}
+
+// The plan's decisions over the graph's node ids (the plan lists nodes by name).
+plan::PlanState stateOnGraph(const plan::PlanBundle& bundle, const ir::Graph& graph, const std::string& planPath) {
+  std::vector<ir::NodeId> ids;
+  for (const std::string& name : bundle.nodeNames) {
+    const ir::NodeId id = graph.find(name);
+    if (id == ir::kNoNode) throw Error(ErrorCode::BadInput, planPath + ": node " + name + " is not in the graph");
+    ids.push_back(id);
+  }
+  plan::PlanState state = plan::PlanState::empty(graph.size());
+  state.groups = bundle.state.groups;
+  for (plan::FusionGroup& group : state.groups) {
+    for (ir::NodeId& node : group.nodes) node = ids[node];
+    if (group.anchor != ir::kNoNode) group.anchor = ids[group.anchor];
+    std::sort(group.nodes.begin(), group.nodes.end());
+    for (ir::NodeId node : group.nodes) state.group[node] = group.id;
+  }
+  return state;
+}
+
+// The plan names its capture as `lathe plan` was given it: relative to where that ran, which may
+// also be where the plan is.
+std::string captureOf(const plan::PlanBundle& bundle, const std::string& planPath) {
+  const fs::path artifact(bundle.artifact);
+  std::error_code ec;
+  if (artifact.is_absolute() || fs::exists(artifact, ec)) return bundle.artifact;
+  const fs::path besidePlan = fs::path(planPath).parent_path() / artifact;
+  if (fs::exists(besidePlan, ec)) return besidePlan.string();
+  throw Error(ErrorCode::BadInput,
+              fmt::format("{}: the plan's capture {} is not here nor beside the plan (give it with --capture)",
+                          planPath, bundle.artifact));
+}
+
+int runExport(const GlobalOptions& global) {
+  const ExportOptions& o = exportOptions();
+  const std::vector<std::string> targets = kernels::parseTargets(o.targets);
+  plan::PlanBundle bundle = plan::readPlan(o.plan);
+  const fs::path nvcc = kernels::requireNvcc();
+  const std::string capture = o.capture.empty() ? captureOf(bundle, o.plan) : o.capture;
+  const io::Artifact artifact = load(capture, global);
+  const std::vector<io::GraphListing> graphs = artifact.graphs();
+  const auto listing =
+      std::find_if(graphs.begin(), graphs.end(), [&](const io::GraphListing& g) { return g.id == bundle.graphId; });
+  if (listing == graphs.end()) {
+    throw Error(ErrorCode::BadInput,
+                fmt::format("{} holds no graph {}, the graph of the plan {}", capture, bundle.graphId, o.plan));
+  }
+  const ir::Graph& graph = *listing->graph;
+  if (plan::graphFingerprint(graph) != bundle.fingerprint) {
+    throw Error(ErrorCode::BadInput,
+                fmt::format("{}: graph {} of {} is not the graph the plan was made for (fingerprint {} "
+                            "instead of {})",
+                            o.plan, bundle.graphId, capture, plan::graphFingerprint(graph), bundle.fingerprint));
+  }
+  const kernels::KernelSet set = kernels::generateKernels(graph, stateOnGraph(bundle, graph, o.plan));
+  kernels::ExportRequest request{o.output, targets, fs::path(o.plan).filename().string(), bundle.graphId,
+                                 bundle.state.groups.size()};
+  const kernels::ExportResult result = kernels::writeExport(set, request, nvcc);
+
+  if (!o.keepPlan) {
+    plan::KernelsRef ref{(fs::path(o.output) / std::string(kernels::kManifestName)).lexically_normal().string(),
+                         std::string(kernels::kKernelsFormat), targets, set.kernels.size(), set.notGenerated.size()};
+    std::erase_if(bundle.kernels, [&](const plan::KernelsRef& k) { return k.manifest == ref.manifest; });
+    bundle.kernels.push_back(std::move(ref));
+    plan::writePlan(o.plan, bundle);
+  }
+
+  std::map<std::string, std::pair<size_t, size_t>> byKind;  // generated, total
+  for (const plan::FusionGroup& group : bundle.state.groups) ++byKind[group.kind].second;
+  for (const kernels::GeneratedKernel& k : set.kernels) ++byKind[k.kind].first;
+  std::map<std::string, size_t> reasons;
+  for (const kernels::NotGenerated& n : set.notGenerated) ++reasons[n.reason];
+  if (o.json) {
+    nlohmann::json kinds = nlohmann::json::object();
+    for (const auto& [kind, counts] : byKind) kinds[kind] = {{"generated", counts.first}, {"groups", counts.second}};
+    nlohmann::json entries = nlohmann::json::array();
+    for (const kernels::FatbinEntry& e : result.fatbin) {
+      entries.push_back({{"kind", e.kind == kernels::FatbinEntry::Kind::Elf   ? "elf"
+                                  : e.kind == kernels::FatbinEntry::Kind::Ptx ? "ptx"
+                                                                              : "other"},
+                         {"arch", e.arch},
+                         {"bytes", e.bytes}});
+    }
+    std::cout << nlohmann::json{{"manifest", result.manifest.string()},
+                                {"groups", bundle.state.groups.size()},
+                                {"kernels", set.kernels.size()},
+                                {"not_generated", set.notGenerated.size()},
+                                {"by_kind", kinds},
+                                {"fatbin", entries}}
+                     .dump(2)
+              << '\n';
+    return 0;
+  }
+  std::cout << fmt::format("{}  graph {}: {} of {} fusion groups generated\n", o.plan, bundle.graphId,
+                           set.kernels.size(), bundle.state.groups.size());
+  Table table({"kind", "generated", "groups"});
+  for (const auto& [kind, counts] : byKind)
+    table.add({kind, std::to_string(counts.first), std::to_string(counts.second)});
+  table.print(std::cout, "  ");
+  if (!reasons.empty()) {
+    std::cout << "not generated:\n";
+    Table why({"groups", "reason"});
+    for (const auto& [reason, count] : reasons) why.add({std::to_string(count), reason});
+    why.print(std::cout, "  ");
+  }
+  std::map<std::string, size_t> archs;
+  for (const kernels::FatbinEntry& e : result.fatbin) {
+    if (e.kind == kernels::FatbinEntry::Kind::Elf) ++archs[e.arch];
+  }
+  std::string held;
+  for (const auto& [arch, count] : archs) held += fmt::format("{}{} ({} ELF)", held.empty() ? "" : ", ", arch, count);
+  std::cout << fmt::format("fatbin: {}\nbundle written to {}\n", held.empty() ? "no machine code" : held, o.output);
+  return 0;
+}
+
+}  // namespace
+
+void registerExportCommand(CLI::App& app) {
+  ExportOptions& o = exportOptions();
+  auto* cmd = app.add_subcommand("export", "Generate, compile and bundle CUDA kernels for the fusion groups of a plan");
+  cmd->add_option("plan", o.plan, "Plan bundle written by `lathe plan -o`")->required();
+  cmd->add_option("-o,--output", o.output, "Bundle directory to write (new, empty, or an earlier export)")->required();
+  cmd->add_option("--targets", o.targets, "GPU architectures, comma-separated")->capture_default_str();
+  cmd->add_option("--capture", o.capture, "The capture the plan was made from, where it has moved since");
+  cmd->add_flag("--keep-plan", o.keepPlan, "Do not record the export in the plan bundle");
+  cmd->add_flag("--json", o.json, "Print a JSON summary");
+}
+
+std::optional<int> runExportCommand(CLI::App& app, const GlobalOptions& global) {
+  if (app.got_subcommand("export")) return runExport(global);
+  return std::nullopt;
+}
+
+}  // namespace lathe::cli

@@ -1,0 +1,174 @@
+"""Runs the kernels of a `lathe export` bundle on the CPU and compares them with PyTorch.
+
+The generated CUDA sources are compiled as plain C++ against a small emulation of the CUDA names
+they use (threads of a block run one after another; a reduction block has one thread, so its
+block-wide reduction is the thread's own value). Inputs are drawn at random with the manifest's
+shapes, each kernel's outputs are compared with its FX lines run by PyTorch on the same inputs.
+No GPU needed: this checks the generator's index math, types and semantics, not the GPU code path.
+
+usage: kernels_cpu_check.py BUNDLE_DIR [--limit N]   (prints one line per kernel; exit 1 on a mismatch)
+"""
+import argparse
+import ctypes
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+EMULATION = r"""
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#include "lathe_symbols.h"
+struct Dim3 { unsigned x = 0; };
+inline thread_local Dim3 threadIdx, blockIdx, blockDim;
+typedef void* cudaStream_t;
+enum { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
+inline int cudaGetLastError() { return 0; }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline float __int_as_float(unsigned v) { float f; std::memcpy(&f, &v, 4); return f; }
+struct __nv_bfloat16 { uint16_t bits; };
+inline float __bfloat162float(__nv_bfloat16 x) { uint32_t u = uint32_t(x.bits) << 16; float f; std::memcpy(&f, &u, 4); return f; }
+inline __nv_bfloat16 __float2bfloat16_rn(float f) {
+  uint32_t u; std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return {uint16_t((u >> 16) | 0x40)};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return {uint16_t(u >> 16)};
+}
+struct __half { _Float16 v; };
+inline float __half2float(__half x) { return float(x.v); }
+inline __half __float2half_rn(float f) { return {static_cast<_Float16>(f)}; }
+namespace lathe_emu {
+template <typename Body>
+void launch(long long grid, long long block, Body body) {
+  blockDim.x = unsigned(block);
+  for (long long b = 0; b < grid; ++b) {
+    blockIdx.x = unsigned(b);
+    for (long long t = 0; t < block; ++t) { threadIdx.x = unsigned(t); body(); }
+  }
+}
+}
+"""
+
+
+def emulated_header(header: str) -> str:
+    """The bundle's device helpers with the CUDA includes and the block reduction replaced."""
+    header = re.sub(r'#include <cuda[^>]*>\n', '', header)
+    header = header.replace('#pragma once', '#pragma once\n#include "emulation.h"')
+    start = header.index('template <typename T, typename Op>\n__device__ T block_reduce')
+    end = header.index('}  // namespace lathe')
+    end_online = header.index('// online_merge over the whole block')
+    single = ('template <typename T, typename Op>\nT block_reduce(T v, Op, T) { return v; }\n\n'
+              'inline void block_reduce_online(float&, float&) {}\n\n')
+    return header[:start] + header[header.index('// Softmax statistics'):end_online] + single + header[end:]
+
+
+def emulated_source(source: str, reduction: bool) -> str:
+    """A launch as a loop over blocks and threads; a kernel with a block-wide reduction (one block
+    per row) runs one thread a block."""
+    def launch(match):
+        name, grid, block, args = match.groups()
+        return f'lathe_emu::launch({grid}, {1 if reduction else block}, [&] {{ {name}({args}); }});'
+    return re.sub(r'(\w+)<<<(.+?), (\d+), 0, s>>>\((.*)\);', launch, source)
+
+
+def torch_dtype(name: str):
+    return getattr(torch, name)
+
+
+def random_tensor(spec, generator):
+    dtype = torch_dtype(spec['dtype'])
+    sizes, strides = spec['sizes'], spec['strides']
+    extent = 1 + sum((s - 1) * st for s, st in zip(sizes, strides) if s > 0)
+    if dtype == torch.bool:
+        storage = torch.rand(extent, generator=generator) > 0.5
+    elif dtype.is_floating_point:
+        storage = torch.randn(extent, generator=generator).to(dtype)
+    else:
+        storage = torch.randint(0, 4, (extent,), generator=generator).to(dtype)
+    return storage.as_strided(sizes, strides)
+
+
+def tolerance(dtype):
+    return {torch.bfloat16: (2e-2, 2e-2), torch.float16: (2e-3, 2e-3), torch.float32: (1e-4, 1e-4)}.get(dtype, (0, 0))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('bundle')
+    parser.add_argument('--limit', type=int, default=0, help='check only the first N kernels')
+    options = parser.parse_args()
+    bundle = pathlib.Path(options.bundle)
+    manifest = json.loads((bundle / 'manifest.json').read_text())
+    kernels = manifest['kernels'][: options.limit or None]
+    with tempfile.TemporaryDirectory() as work:
+        work = pathlib.Path(work)
+        (work / 'emulation.h').write_text(EMULATION)
+        (work / 'lathe_kernels.cuh').write_text(emulated_header((bundle / 'src' / 'lathe_kernels.cuh').read_text()))
+        (work / 'lathe_symbols.h').write_text((bundle / 'src' / 'lathe_symbols.h').read_text())
+        units = []
+        for k in kernels:
+            text = (bundle / k['source']).read_text()
+            path = work / (k['name'] + '.cpp')
+            path.write_text(emulated_source(text, 'lathe::block_reduce' in text))
+            units.append(str(path))
+        library = work / 'libemulated.so'
+        subprocess.run(['c++', '-std=c++17', '-O1', '-shared', '-fPIC', '-w', '-I', str(work), *units, '-o', str(library)],
+                       check=True)
+        lib = ctypes.CDLL(str(library))
+        hints = manifest['symbol_hints']
+        symbols = (ctypes.c_int64 * max(1, len(hints)))(*hints)
+        failures = 0
+        for k in kernels:
+            generator = torch.Generator().manual_seed(k['group'])
+            inputs = [random_tensor(spec, generator) for spec in k['inputs']]
+            env = {'torch': torch, **{spec['name']: x for spec, x in zip(k['inputs'], inputs)}}
+            code = '\n'.join(k['fx']).replace("torch.device(type='cuda', index=0)", "torch.device('cpu')")
+            # prims that a newer PyTorch than the capture's no longer has, as their definitions.
+            if not hasattr(torch.ops.prims, 'fma'):
+                code = code.replace('torch.ops.prims.fma.default(', 'fma(')
+                env['fma'] = lambda a, b, c: a * b + c
+            exec(code, env)
+            outputs = [torch.full_like(torch.empty_strided(s['sizes'], s['strides'], dtype=torch_dtype(s['dtype'])), 0)
+                       .as_strided(s['sizes'], s['strides']) for s in k['outputs']]
+            for out in outputs:
+                if out.dtype.is_floating_point:
+                    out.fill_(float('nan'))
+            pointers = lambda ts: (ctypes.c_void_p * max(1, len(ts)))(*[t.data_ptr() for t in ts])
+            status = getattr(lib, k['launch'])(pointers(outputs), pointers(inputs), symbols, None)
+            worst = ''
+            for spec, out in zip(k['outputs'], outputs):
+                want = env[spec['name']]
+                # An output computed from bf16 / fp16 values carries their rounding.
+                rtol, atol = max(tolerance(t.dtype) for t in [out, *inputs, *[env[s['name']] for s in k['outputs']]])
+                if out.dtype.is_floating_point:
+                    ok = torch.allclose(out.double(), want.double(), rtol=rtol, atol=atol, equal_nan=True)
+                    if not ok:
+                        close = torch.isclose(out.double(), want.double(), rtol=rtol, atol=atol, equal_nan=True)
+                        at = tuple(int(i) for i in (~close).nonzero()[0])
+                        worst = (f"{spec['name']}: {int((~close).sum())} elements differ, first at {at}: "
+                                 f"{out[at].item():.6g} instead of {want[at].item():.6g}")
+                elif not torch.equal(out, want.to(out.dtype)):
+                    worst = f"{spec['name']}: {int((out != want).sum())} elements differ"
+                if worst:
+                    break
+            if status != 0 or worst:
+                failures += 1
+                print(f"FAIL {k['name']}: {worst or f'status {status}'}")
+            else:
+                print(f"ok   {k['name']}")
+        print(f'{len(kernels) - failures} of {len(kernels)} kernels agree with PyTorch')
+        return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

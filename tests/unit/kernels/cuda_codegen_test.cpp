@@ -1,0 +1,454 @@
+// The CUDA generator on the fusion groups of the real llama / mixtral / gpt2 captures (every group
+// generated or refused with a reason, each kind generated, byte-identical output on a rerun) and on
+// small graphs whose kernels can be read: broadcast index math, the vector / scalar choice, rows of
+// a reduction, and refusals where a kernel would be wrong.
+#include "kernels/cuda_codegen.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "hw/hw_profile.h"
+#include "io/fx_text.h"
+#include "ir/op_info.h"
+#include "passes/fusion.h"
+#include "passes/split.h"
+#include "sample_graphs.h"
+
+using namespace lathe;
+
+namespace {
+
+plan::PlanState fused(const ir::Graph& graph, const analysis::GraphInputs& inputs) {
+  const hw::HwProfile hw;
+  const passes::PassContext context{graph, inputs, hw, ir::OpRegistry::global(), {}};
+  const passes::PassResult split = passes::SplitPass().run(context, plan::PlanState::empty(graph.size()), {});
+  return passes::FusionPass().run(context, split.state, passes::PassOptions()).state;
+}
+
+struct SampleCase {
+  std::string sample, graph;
+  size_t minimumGenerated;  // what the generator covers today: a regression fails here
+};
+
+class SampleKernels : public ::testing::TestWithParam<SampleCase> {};
+
+TEST_P(SampleKernels, EveryGroupIsGeneratedOrRefusedWithAReason) {
+  const SampleCase& c = GetParam();
+  const lathe::testing::SampleGraph sample = lathe::testing::loadSampleGraph(c.sample, c.graph);
+  const plan::PlanState state = fused(*sample.graph, sample.inputs);
+  const kernels::KernelSet set = kernels::generateKernels(*sample.graph, state);
+  ASSERT_FALSE(state.groups.empty());
+  EXPECT_EQ(set.kernels.size() + set.notGenerated.size(), state.groups.size());
+  EXPECT_GE(set.kernels.size(), c.minimumGenerated);
+  std::set<int32_t> seen;
+  std::set<std::string> kinds, names;
+  for (const kernels::GeneratedKernel& k : set.kernels) {
+    EXPECT_TRUE(seen.insert(k.group).second);
+    EXPECT_TRUE(names.insert(k.name).second) << k.name;
+    kinds.insert(k.kind);
+    const plan::FusionGroup& group = state.groups.at(static_cast<size_t>(k.group));
+    EXPECT_EQ(k.kind, group.kind);
+    EXPECT_EQ(k.fx.size(), group.nodes.size());
+    EXPECT_FALSE(k.outputs.empty()) << k.name;
+    EXPECT_NE(k.source.find("extern \"C\" int " + k.launch +
+                            "(void* const* outputs, const void* const* inputs, "
+                            "const int64_t* symbols, void* stream)"),
+              std::string::npos)
+        << k.name;
+    EXPECT_NE(k.source.find("__global__"), std::string::npos);
+    EXPECT_GT(k.bytes, 0u);
+    EXPECT_GT(k.config.grid, 0);
+    EXPECT_GT(k.config.block, 0);
+    // The FX lines assign every node of the group, outputs included, over the inputs' names.
+    std::set<std::string> assigned;
+    for (const std::string& line : k.fx) assigned.insert(line.substr(0, line.find(" = ")));
+    for (const kernels::TensorSpec& out : k.outputs) EXPECT_TRUE(assigned.contains(out.name)) << out.name;
+    for (const kernels::TensorSpec& in : k.inputs) EXPECT_FALSE(assigned.contains(in.name)) << in.name;
+  }
+  for (const kernels::NotGenerated& n : set.notGenerated) {
+    EXPECT_TRUE(seen.insert(n.group).second);
+    EXPECT_FALSE(n.reason.empty());
+  }
+  EXPECT_TRUE(kinds.contains("pointwise"));
+  EXPECT_TRUE(kinds.contains("reduction"));
+}
+
+TEST_P(SampleKernels, SamePlanGivesByteIdenticalSources) {
+  const SampleCase& c = GetParam();
+  const lathe::testing::SampleGraph sample = lathe::testing::loadSampleGraph(c.sample, c.graph);
+  const plan::PlanState state = fused(*sample.graph, sample.inputs);
+  const kernels::KernelSet a = kernels::generateKernels(*sample.graph, state);
+  const kernels::KernelSet b = kernels::generateKernels(*sample.graph, state);
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (size_t k = 0; k < a.kernels.size(); ++k) EXPECT_EQ(a.kernels[k].source, b.kernels[k].source);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Captures, SampleKernels,
+    ::testing::Values(SampleCase{"captures/llama3_8b_2l_train.log.gz", "0/0:aot_joint_graph", 47},
+                      SampleCase{"captures/mixtral_2l_train.log.gz", "0/0:aot_joint_graph", 60},
+                      SampleCase{"captures/gpt2_train.log.gz", "1/0_1:aot_joint_graph", 231},
+                      SampleCase{"captures/llama3_8b_2l_infer.log.gz", "0/0:aot_inference_graph", 14},
+                      SampleCase{"captures/mixtral_2l_infer.log.gz", "0/0:aot_inference_graph", 24},
+                      SampleCase{"captures/gpt2_infer.log.gz", "0/0:aot_inference_graph", 39}));
+
+TEST(SampleKernels, RmsNormIsOneRowReductionWithItsEpilogue) {
+  const lathe::testing::SampleGraph sample =
+      lathe::testing::loadSampleGraph("captures/llama3_8b_2l_train.log.gz", "0/0:aot_joint_graph");
+  const plan::PlanState state = fused(*sample.graph, sample.inputs);
+  const kernels::KernelSet set = kernels::generateKernels(*sample.graph, state);
+  const kernels::GeneratedKernel* rms = nullptr;
+  for (const kernels::GeneratedKernel& k : set.kernels) {
+    if (k.name.ends_with("_mean")) rms = &k;
+  }
+  ASSERT_NE(rms, nullptr);
+  EXPECT_EQ(rms->kind, "reduction");
+  EXPECT_EQ(rms->config.grid, 2048);  // one block per token
+  EXPECT_NE(rms->source.find("lathe::block_reduce(acc, lathe::Sum(), 0.0f)"), std::string::npos);
+  EXPECT_NE(rms->source.find("rsqrtf("), std::string::npos);
+  EXPECT_NE(rms->source.find("acc / 4096.0f"), std::string::npos);  // the mean over the hidden size
+  // It gathers 2048 rows of the 128256 x 4096 embedding table: those count, not the 1 GiB table.
+  EXPECT_GT(rms->bytes, 2048u * 4096 * 2);
+  EXPECT_LT(rms->bytes, 256u << 20);
+}
+
+// torch.export keeps softmax and layer_norm whole: the fusion pass's "normalization" groups.
+TEST(SampleKernels, NormalizationGroupsOfExportedProgramsAreGenerated) {
+  for (const auto& [sample, normalizations] :
+       {std::pair{"pt2/gpt2_tiny.pt2", 5}, std::pair{"pt2/mixtral_2l_tiny.pt2", 2}}) {
+    const lathe::testing::SampleGraph g = lathe::testing::loadSampleGraph(sample, "model:exported_program");
+    const plan::PlanState state = fused(*g.graph, g.inputs);
+    const kernels::KernelSet set = kernels::generateKernels(*g.graph, state);
+    int generated = 0;
+    for (const kernels::GeneratedKernel& k : set.kernels) {
+      if (k.kind != "normalization") continue;
+      ++generated;
+      const bool softmax = k.source.find("lathe::block_reduce_online(red_max, red_sum);") != std::string::npos;
+      const bool layerNorm = k.source.find("const float red_rstd = rsqrtf(acc2 / ") != std::string::npos;
+      EXPECT_TRUE(softmax != layerNorm) << k.name;
+    }
+    EXPECT_EQ(generated, normalizations) << sample;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Small graphs whose kernels are read line by line.
+
+std::shared_ptr<ir::Graph> parse(std::string_view text) {
+  Diagnostics diagnostics;
+  auto graph = io::parseFxText(text, {}, diagnostics);
+  if (graph == nullptr || diagnostics.count(Severity::Warning) != 0)
+    throw std::runtime_error("test graph does not parse");
+  return graph;
+}
+
+// One group of every call node of the graph.
+kernels::KernelSet generateOne(const ir::Graph& graph, const std::string& kind) {
+  plan::PlanState state = plan::PlanState::empty(graph.size());
+  plan::FusionGroup group;
+  group.id = 0;
+  group.kind = kind;
+  for (ir::NodeId node = 0; node < graph.size(); ++node) {
+    const ir::Node& n = graph.node(node);
+    if (n.kind != ir::NodeKind::CallFunction) continue;
+    group.nodes.push_back(node);
+    const ir::OpCategory category = ir::lookupOp(graph.target(node)).category;
+    if (category == ir::OpCategory::Reduction || category == ir::OpCategory::Normalization) group.anchor = node;
+  }
+  if (group.anchor == ir::kNoNode) group.anchor = group.nodes.front();
+  state.groups.push_back(group);
+  return kernels::generateKernels(graph, state);
+}
+
+constexpr std::string_view kBroadcast = R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "bf16[4, 6, 8][48, 8, 1]cuda:0", w: "bf16[8][1]cuda:0", c: "f32[4, 1, 1][1, 1, 1]cuda:0"):
+        mul: "bf16[4, 6, 8][48, 8, 1]cuda:0" = torch.ops.aten.mul.Tensor(x, w)
+        add: "f32[4, 6, 8][48, 8, 1]cuda:0" = torch.ops.aten.add.Tensor(mul, c)
+        return (add,)
+)";
+
+TEST(GeneratedKernels, BroadcastOperandsAreIndexedByTheirOwnDimensions) {
+  const auto graph = parse(kBroadcast);
+  const kernels::KernelSet set = generateOne(*graph, "pointwise");
+  ASSERT_EQ(set.kernels.size(), 1u) << (set.notGenerated.empty() ? "" : set.notGenerated[0].reason);
+  const std::string& source = set.kernels[0].source;
+  EXPECT_NE(source.find("const long long j_1_8 = static_cast<unsigned>(j) % 8u;"), std::string::npos);
+  EXPECT_NE(source.find("const long long j_48_4 = (static_cast<unsigned>(j) / 48u);"), std::string::npos);
+  EXPECT_NE(source.find("lathe::ld(in1, j_1_8)"), std::string::npos);   // w[8]: the innermost index
+  EXPECT_NE(source.find("lathe::ld(in2, j_48_4)"), std::string::npos);  // c[4, 1, 1]: the outer index
+  EXPECT_NE(source.find("lathe::round_bf16("), std::string::npos);      // mul is stored as bf16
+  ASSERT_EQ(set.kernels[0].inputs.size(), 3u);
+  EXPECT_EQ(set.kernels[0].inputs[2].strides, (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_EQ(set.kernels[0].outputs.size(), 1u);
+  EXPECT_EQ(set.kernels[0].bytes, 4u * 6 * 8 * 2 + 8 * 2 + 4 * 4 + 4u * 6 * 8 * 4);
+}
+
+TEST(GeneratedKernels, DenseTensorsGetSixteenByteAccessesWithATailAndAnAlignmentCheck) {
+  const auto graph = parse(kBroadcast);
+  const kernels::GeneratedKernel k = generateOne(*graph, "pointwise").kernels.at(0);
+  // x (bf16) is read in the loop's order, add (f32) written in it: 16 bytes of f32 = 4 elements.
+  EXPECT_EQ(k.vectorWidth, 4);
+  EXPECT_NE(k.source.find("lathe::Pack<__nv_bfloat16, 4> vin0"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::Pack<float, 4> vout0"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::aligned(in0, 4) && lathe::aligned(out0, 4)"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::ld(in1, j_1_8)"), std::string::npos);  // the broadcast stays scalar
+  // 192 elements: 48 chunks of 4, no tail; the scalar kernel runs the rest or everything.
+  EXPECT_NE(k.source.find("_vec<<<1, 256, 0, s>>>(in0, in1, in2, out0, 48LL)"), std::string::npos);
+  EXPECT_NE(k.source.find("if (done < 192LL)"), std::string::npos);
+}
+
+TEST(GeneratedKernels, TransposedInputsAreReadWithTheirStrides) {
+  // The output is row-major, the input column-major: the input is read element by element with
+  // its strides; only the output gets vector stores.
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[8, 6][1, 8]cuda:0"):
+        neg: "f32[8, 6][6, 1]cuda:0" = torch.ops.aten.neg.default(x)
+        exp: "f32[8, 6][6, 1]cuda:0" = torch.ops.aten.exp.default(neg)
+        return (exp,)
+)");
+  const kernels::GeneratedKernel k = generateOne(*graph, "pointwise").kernels.at(0);
+  EXPECT_EQ(k.vectorWidth, 4);
+  EXPECT_EQ(k.source.find("vin0"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::Pack<float, 4> vout0"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::ld(in0, j_6_8 + j_1_6 * 8LL)"), std::string::npos) << k.source;
+}
+
+TEST(GeneratedKernels, PermutedDenseTensorsAreWalkedInMemoryOrder) {
+  // RoPE's q: [batch, heads, seq, dim] viewed over a [batch, seq, heads, dim] buffer. The kernel
+  // walks the output in memory order, so the tensors laid out as it is get 16-byte accesses.
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, q: "bf16[1, 4, 8, 16][512, 16, 64, 1]cuda:0", cos: "bf16[1, 1, 8, 16][128, 128, 16, 1]cuda:0"):
+        mul: "bf16[1, 4, 8, 16][512, 16, 64, 1]cuda:0" = torch.ops.aten.mul.Tensor(q, cos)
+        return (mul,)
+)");
+  const kernels::GeneratedKernel k = generateOne(*graph, "pointwise").kernels.at(0);
+  EXPECT_EQ(k.vectorWidth, 8);
+  EXPECT_NE(k.source.find("lathe::Pack<__nv_bfloat16, 8> vin0"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("lathe::Pack<__nv_bfloat16, 8> vout0"), std::string::npos);
+  // The head is the middle of the walk (stride 16 in memory), the position the outer part.
+  EXPECT_NE(k.source.find("const long long j_16_4 = (static_cast<unsigned>(j) / 16u) % 4u;"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::ld(in1, j_64_8 * 16LL + j_1_16)"), std::string::npos);
+}
+
+TEST(GeneratedKernels, ReductionEpilogueRunsOverTheRowItReduced) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[3, 5, 64][320, 64, 1]cuda:0"):
+        amax: "f32[3, 5, 1][5, 1, 1]cuda:0" = torch.ops.aten.amax.default(x, [-1], True)
+        sub: "f32[3, 5, 64][320, 64, 1]cuda:0" = torch.ops.aten.sub.Tensor(x, amax)
+        exp: "f32[3, 5, 64][320, 64, 1]cuda:0" = torch.ops.aten.exp.default(sub)
+        return (exp,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const kernels::GeneratedKernel& k = set.kernels[0];
+  EXPECT_EQ(k.config.grid, 15);
+  EXPECT_EQ(k.config.block, 64);
+  EXPECT_NE(k.source.find("lathe::block_reduce(acc, lathe::Max(), lathe::Identity<float>::lowest())"),
+            std::string::npos);
+  EXPECT_NE(k.source.find("const long long j = row * 64LL + k;"), std::string::npos);
+  EXPECT_NE(k.source.find("expf("), std::string::npos);
+}
+
+TEST(GeneratedKernels, TrailingRowsAreReadAndWrittenSixteenBytesAtATime) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "bf16[4, 4096][4096, 1]cuda:0", w: "bf16[4096][1]cuda:0"):
+        convert_element_type: "f32[4, 4096][4096, 1]cuda:0" = torch.ops.prims.convert_element_type.default(x, torch.float32)
+        pow_1: "f32[4, 4096][4096, 1]cuda:0" = torch.ops.aten.pow.Tensor_Scalar(convert_element_type, 2)
+        mean: "f32[4, 1][1, 1]cuda:0" = torch.ops.aten.mean.dim(pow_1, [-1], True)
+        add: "f32[4, 1][1, 1]cuda:0" = torch.ops.aten.add.Tensor(mean, 1e-06)
+        rsqrt: "f32[4, 1][1, 1]cuda:0" = torch.ops.aten.rsqrt.default(add)
+        mul: "f32[4, 4096][4096, 1]cuda:0" = torch.ops.aten.mul.Tensor(convert_element_type, rsqrt)
+        convert_element_type_1: "bf16[4, 4096][4096, 1]cuda:0" = torch.ops.prims.convert_element_type.default(mul, torch.bfloat16)
+        mul_1: "bf16[4, 4096][4096, 1]cuda:0" = torch.ops.aten.mul.Tensor(w, convert_element_type_1)
+        return (mul_1,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const kernels::GeneratedKernel& k = set.kernels[0];
+  EXPECT_EQ(k.vectorWidth, 8);
+  // Both passes over the row preload x in chunks of 8 bf16; the output is stored the same way.
+  size_t preloads = 0;
+  for (size_t at = k.source.find("lathe::Pack<__nv_bfloat16, 8> vin0 ="); at != std::string::npos;
+       at = k.source.find("lathe::Pack<__nv_bfloat16, 8> vin0 =", at + 1)) {
+    ++preloads;
+  }
+  EXPECT_EQ(preloads, 2u);
+  EXPECT_NE(k.source.find("c < 4096LL / 8; c += blockDim.x"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("lathe::Pack<__nv_bfloat16, 8> vout0;"), std::string::npos);
+  // w is broadcast over the rows: read element by element, no alignment asked of it.
+  EXPECT_NE(k.source.find("if (lathe::aligned(in0, 8) && lathe::aligned(out0, 8)) {"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe_g0_mean_vec<<<4, 512, 0, s>>>"), std::string::npos);
+}
+
+TEST(GeneratedKernels, ReducedValueReadAcrossRowsIsRefused) {
+  // The transpose makes element (i, j) of the result read the maximum of row j: not the row the
+  // block reduced. A kernel would be wrong, so there is none.
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[128, 128][128, 1]cuda:0"):
+        amax: "f32[128, 1][1, 1]cuda:0" = torch.ops.aten.amax.default(x, [-1], True)
+        sub: "f32[128, 128][128, 1]cuda:0" = torch.ops.aten.sub.Tensor(x, amax)
+        permute: "f32[128, 128][1, 128]cuda:0" = torch.ops.aten.permute.default(sub, [1, 0])
+        mul: "f32[128, 128][1, 128]cuda:0" = torch.ops.aten.mul.Tensor(permute, 2.0)
+        return (mul,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  EXPECT_TRUE(set.kernels.empty());
+  ASSERT_EQ(set.notGenerated.size(), 1u);
+  EXPECT_NE(set.notGenerated[0].reason.find("reads the reduced value across rows"), std::string::npos);
+}
+
+TEST(GeneratedKernels, ShortRowsReadAcrossRowsAreReducedInsideEachElement) {
+  // Grouped-query attention's backward: the sum over the 4 query heads of each KV head, then a
+  // transpose. Each output element sums its own 4 values.
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, g: "bf16[1, 2, 4, 16, 8][512, 256, 64, 8, 1]cuda:0"):
+        sum_1: "bf16[1, 2, 1, 16, 8][256, 128, 128, 8, 1]cuda:0" = torch.ops.aten.sum.dim_IntList(g, [2], True)
+        squeeze: "bf16[1, 2, 16, 8][256, 128, 8, 1]cuda:0" = torch.ops.aten.squeeze.dim(sum_1, 2)
+        permute: "bf16[1, 16, 2, 8][256, 8, 128, 1]cuda:0" = torch.ops.aten.permute.default(squeeze, [0, 2, 1, 3])
+        clone: "bf16[1, 16, 2, 8][256, 16, 8, 1]cuda:0" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format)
+        return (clone,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const std::string& source = set.kernels[0].source;
+  EXPECT_EQ(source.find("block_reduce"), std::string::npos);
+  EXPECT_NE(source.find(" < 4LL; ++"), std::string::npos);
+  // Output element (0, s, h, d) sums g[0, h, 0..3, s, d]: head from dimension 2 of the output.
+  EXPECT_NE(source.find("lathe::ld(in0, j_8_2 * 256LL + "), std::string::npos) << source;
+}
+
+TEST(GeneratedKernels, ColumnReductionReadsEachColumnWithItsStride) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, g: "bf16[1, 32, 24][768, 24, 1]cuda:0"):
+        convert_element_type: "f32[1, 32, 24][768, 24, 1]cuda:0" = torch.ops.prims.convert_element_type.default(g, torch.float32)
+        sum_1: "f32[24][1]cuda:0" = torch.ops.aten.sum.dim_IntList(convert_element_type, [0, 1])
+        return (sum_1,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const kernels::GeneratedKernel& k = set.kernels[0];
+  EXPECT_EQ(k.config.grid, 24);
+  EXPECT_NE(k.source.find("k < 32LL"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::ld(in0, k_1_32 * 24LL + row_1_24)"), std::string::npos);
+  EXPECT_EQ(k.source.find("_vec"), std::string::npos);  // a column is not consecutive in memory
+}
+
+TEST(GeneratedKernels, RandomNumbersAreNotGenerated) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "bf16[4, 8][8, 1]cuda:0"):
+        rand: "bf16[4, 8][8, 1]cuda:0" = torch.ops.aten.rand.default([4, 8], dtype = torch.bfloat16, device = device(type='cuda', index=0), pin_memory = False)
+        gt: "b8[4, 8][8, 1]cuda:0" = torch.ops.aten.gt.Scalar(rand, 0.1)
+        mul: "bf16[4, 8][8, 1]cuda:0" = torch.ops.aten.mul.Tensor(gt, x)
+        return (mul,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "pointwise");
+  ASSERT_EQ(set.notGenerated.size(), 1u);
+  EXPECT_EQ(set.notGenerated[0].reason, "op aten.rand.default");
+}
+
+TEST(GeneratedKernels, ConcatReadsEachPartOnlyInItsOwnRange) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, a: "bf16[2, 4][4, 1]cuda:0", b: "bf16[2, 4][4, 1]cuda:0"):
+        neg: "bf16[2, 4][4, 1]cuda:0" = torch.ops.aten.neg.default(b)
+        cat: "bf16[2, 8][8, 1]cuda:0" = torch.ops.aten.cat.default([neg, a], -1)
+        return (cat,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "pointwise");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const std::string& source = set.kernels[0].source;
+  EXPECT_NE(source.find("if (j_1_8 < 4LL) {"), std::string::npos);
+  // b is read first (by neg): input 0; a is input 1, read past the first four columns.
+  EXPECT_NE(source.find("lathe::ld(in0, j_8_2 * 4LL + j_1_8)"), std::string::npos);
+  EXPECT_NE(source.find("lathe::ld(in1, j_8_2 * 4LL + (j_1_8 - 4LL))"), std::string::npos);
+}
+
+TEST(GeneratedKernels, IndexTensorsPickRowsAndWrapNegativeIndices) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, table: "bf16[16, 8][8, 1]cuda:0", rows: "i64[6][1]cuda:0"):
+        index: "bf16[6, 8][8, 1]cuda:0" = torch.ops.aten.index.Tensor(table, [rows])
+        mul: "bf16[6, 8][8, 1]cuda:0" = torch.ops.aten.mul.Tensor(index, 2.0)
+        return (mul,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "pointwise");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const std::string& source = set.kernels[0].source;
+  EXPECT_NE(source.find("const long long v1 = v0 < 0 ? v0 + 16LL : v0;"), std::string::npos) << source;
+  EXPECT_NE(source.find("lathe::ld(in0, v1 * 8LL + j_1_8)"), std::string::npos);
+}
+
+TEST(GeneratedKernels, ScatterWritesTheValueWhereTheIndexNamesTheElement) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, base: "f32[4, 10][10, 1]cuda:0", target: "i64[4, 1][1, 1]cuda:0"):
+        scatter: "f32[4, 10][10, 1]cuda:0" = torch.ops.aten.scatter.value(base, 1, target, -1.0)
+        mul: "f32[4, 10][10, 1]cuda:0" = torch.ops.aten.mul.Tensor(scatter, 3.0)
+        return (mul,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "pointwise");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const std::string& source = set.kernels[0].source;
+  EXPECT_NE(source.find(" < 1LL; ++"), std::string::npos) << source;
+  EXPECT_NE(source.find(" == j_1_10) {"), std::string::npos);
+  EXPECT_NE(source.find(" = -1.0f;"), std::string::npos);
+}
+
+TEST(GeneratedKernels, FxLinesRunAsPython) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[4, 8][8, 1]cuda:0"):
+        var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 0, keepdim = True)
+        getitem: "f32[4, 1][1, 1]cuda:0" = var_mean[0]
+        getitem_1: "f32[4, 1][1, 1]cuda:0" = var_mean[1]
+        add: "f32[4, 1][1, 1]cuda:0" = torch.ops.aten.add.Tensor(getitem, 1e-05)
+        rsqrt: "f32[4, 1][1, 1]cuda:0" = torch.ops.aten.rsqrt.default(add)
+        sub: "f32[4, 8][8, 1]cuda:0" = torch.ops.aten.sub.Tensor(x, getitem_1)
+        mul: "f32[4, 8][8, 1]cuda:0" = torch.ops.aten.mul.Tensor(sub, rsqrt)
+        return (mul, rsqrt)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const kernels::GeneratedKernel& k = set.kernels[0];
+  EXPECT_EQ(k.fx.front(), "var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 0, keepdim = True)");
+  EXPECT_EQ(k.fx.at(1), "getitem = var_mean[0]");
+  // LayerNorm statistics: the mean pass, then the centred pass; var with correction 0.
+  EXPECT_NE(k.source.find("acc2 += d * d;"), std::string::npos);
+  EXPECT_NE(k.source.find("acc2 / 8.0f"), std::string::npos);
+  ASSERT_EQ(k.outputs.size(), 2u);
+  EXPECT_EQ(k.outputs[0].name, "rsqrt");
+  EXPECT_EQ(k.outputs[1].name, "mul");
+}
+
+TEST(GeneratedKernels, SoftmaxTakesItsRowStatisticsInOnePass) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "bf16[2, 4, 4096][16384, 4096, 1]cuda:0"):
+        softmax: "bf16[2, 4, 4096][16384, 4096, 1]cuda:0" = torch.ops.aten.softmax.int(x, -1)
+        return (softmax,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "normalization");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const kernels::GeneratedKernel& k = set.kernels[0];
+  EXPECT_EQ(k.config.grid, 8);
+  EXPECT_EQ(k.config.block, 512);
+  EXPECT_NE(k.source.find("lathe::online_add(red_max, red_sum, "), std::string::npos);
+  EXPECT_NE(k.source.find("(expf(v"), std::string::npos);
+  EXPECT_NE(k.source.find(" - red_max) / red_sum)"), std::string::npos);
+  // The input is read once for the statistics and once for the output: no separate max pass.
+  size_t loads = 0;
+  for (size_t at = k.source.find("lathe::ld(in0"); at != std::string::npos; at = k.source.find("lathe::ld(in0", at + 1))
+    ++loads;
+  EXPECT_EQ(loads, 2u);
+}
+
+TEST(GeneratedKernels, SoftmaxOverAnOuterDimensionIsRefused) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[8, 16][16, 1]cuda:0"):
+        softmax: "f32[8, 16][16, 1]cuda:0" = torch.ops.aten.softmax.int(x, 0)
+        return (softmax,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "normalization");
+  ASSERT_EQ(set.notGenerated.size(), 1u);
+  EXPECT_EQ(set.notGenerated[0].reason, "softmax over a dimension that is not the innermost");
+}
+
+}  // namespace
