@@ -754,50 +754,26 @@ std::string formatMiB(uint64_t bytes) {
 
 }  // namespace
 
-PassResult RecomputePass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
-  options.requireKnown("recompute", {"policy", "memory", "path"});
-  const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
-  requireJoint(context.graph, joint);
-  const std::string policy = options.string("policy", "torch");
-  const std::vector<double> nodeSeconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
-  const std::vector<double> cost = recomputeSeconds(context);
+namespace {
 
-  PassResult result;
-  result.state = before;
-  plan::RecomputeDecision decision;
-  bool budgetMet = true;
-  uint64_t budget = 0;
-  if (policy == "torch") {
-    decision = torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses);
-  } else if (policy == "heuristic") {
-    decision = heuristicPolicy(context.graph, joint, context.ops);
-  } else if (policy == "file") {
-    if (!options.has("path")) throw Error(ErrorCode::Usage, "recompute(policy=file) needs path=FILE");
-    const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, savedFromFile(context.graph, options.string("path", "")));
-    decision = decisionFor(context.graph, joint, "file", saved, std::vector<std::string>(saved.size(), "listed in the file"));
-  } else if (policy == "budget") {
-    if (!options.has("memory")) throw Error(ErrorCode::Usage, "recompute(policy=budget) needs memory=BYTES, e.g. memory=40GiB");
-    budget = options.bytes("memory", 0);
-    const std::vector<FrontierPoint> frontier = budgetFrontier(context, joint);
-    if (frontier.empty()) throw Error(ErrorCode::Internal, "budget policy: no valid cut");
-    const FrontierPoint* best = nullptr;
-    for (const FrontierPoint& p : frontier) {
-      if (p.peakBytes <= budget && (best == nullptr || p.recomputeSeconds < best->recomputeSeconds)) best = &p;
-    }
-    if (best == nullptr) {
-      best = &frontier.front();  // the smallest peak there is
-      budgetMet = false;
-    }
-    decision = decisionFor(context.graph, joint, "budget", best->saved,
-                           std::vector<std::string>(best->saved.size(), "kept: cheaper to keep than to recompute"));
-  } else {
-    throw Error(ErrorCode::Usage, "recompute: unknown policy '" + policy + "' (torch, heuristic, budget, file)");
-  }
-  const RecomputeEvaluation eval = evaluateSavedSet(context, joint, decision.saved, nodeSeconds, cost);
+// The budget asked for, and whether a frontier point fits it.
+struct BudgetOutcome {
+  uint64_t bytes = 0;
+  bool met = true;
+};
+
+// The pass's result for a decision: statistics, the diff, and the state with the decision in it.
+PassResult resultFor(const PassContext& context, const JointInfo& joint, const std::string& policy,
+                     plan::RecomputeDecision decision, std::span<const double> nodeSeconds,
+                     std::span<const double> recomputeCost, const plan::PlanState& before,
+                     std::optional<BudgetOutcome> budget) {
+  const RecomputeEvaluation eval = evaluateSavedSet(context, joint, decision.saved, nodeSeconds, recomputeCost);
   if (!eval.partition.valid()) {
     throw Error(ErrorCode::Internal, "recompute(" + policy + "): the backward cannot compute " +
                                          std::string(context.graph.name(eval.partition.missing.front())));
   }
+  PassResult result;
+  result.state = before;
   uint64_t savedTensors = 0;
   for (NodeId id : decision.saved) savedTensors += context.graph.node(id).meta.isTensor() ? 1 : 0;
   result.stats = {
@@ -808,15 +784,16 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
       {"step_seconds", eval.stepSeconds, "s"},
       {"peak_bytes", static_cast<double>(eval.timeline.peakBytes), "bytes"},
   };
-  if (policy == "budget") {
-    result.stats.push_back({"budget_bytes", static_cast<double>(budget), "bytes"});
+  const bool budgetMet = !budget || budget->met;
+  if (budget) {
+    result.stats.push_back({"budget_bytes", static_cast<double>(budget->bytes), "bytes"});
     result.stats.push_back({"budget_met", budgetMet ? 1.0 : 0.0, ""});
   }
   result.diff.push_back("recompute(" + policy + "): save " + std::to_string(savedTensors) + " values (" +
                         formatMiB(eval.savedBytes) + "), recompute " + std::to_string(decision.recomputed.size()) +
                         " nodes, step peak " + formatMiB(eval.timeline.peakBytes));
   if (!budgetMet) {
-    result.diff.push_back("! budget " + formatMiB(budget) + " is below the smallest peak found, " +
+    result.diff.push_back("! budget " + formatMiB(budget->bytes) + " is below the smallest peak found, " +
                           formatMiB(eval.timeline.peakBytes) + "; the plan with that peak is kept");
   }
   for (size_t i = 0; i < decision.saved.size(); ++i) {
@@ -825,6 +802,61 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
   for (NodeId id : decision.recomputed) result.diff.push_back("+ recomputed " + std::string(context.graph.name(id)));
   result.state.recompute = std::move(decision);
   return result;
+}
+
+}  // namespace
+
+const FrontierPoint& BudgetFrontier::pick(uint64_t budgetBytes) const {
+  if (points.empty()) throw Error(ErrorCode::Internal, "budget policy: no valid cut");
+  const FrontierPoint* best = nullptr;
+  for (const FrontierPoint& p : points) {
+    if (p.peakBytes <= budgetBytes && (best == nullptr || p.recomputeSeconds < best->recomputeSeconds)) best = &p;
+  }
+  return best ? *best : points.front();  // none fits: the smallest peak there is
+}
+
+BudgetFrontier solveBudgetFrontier(const PassContext& context, const JointInfo& joint) {
+  BudgetFrontier frontier;
+  frontier.points = budgetFrontier(context, joint);
+  if (frontier.points.empty()) throw Error(ErrorCode::Internal, "budget policy: no valid cut");
+  frontier.nodeSeconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
+  frontier.recomputeCost = recomputeSeconds(context);
+  return frontier;
+}
+
+PassResult budgetRecompute(const PassContext& context, const JointInfo& joint, const BudgetFrontier& frontier,
+                           uint64_t budgetBytes, const plan::PlanState& before) {
+  const FrontierPoint& point = frontier.pick(budgetBytes);
+  plan::RecomputeDecision decision =
+      decisionFor(context.graph, joint, "budget", point.saved,
+                  std::vector<std::string>(point.saved.size(), "kept: cheaper to keep than to recompute"));
+  return resultFor(context, joint, "budget", std::move(decision), frontier.nodeSeconds, frontier.recomputeCost, before,
+                   BudgetOutcome{budgetBytes, point.peakBytes <= budgetBytes});
+}
+
+PassResult RecomputePass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
+  options.requireKnown("recompute", {"policy", "memory", "path"});
+  const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
+  requireJoint(context.graph, joint);
+  const std::string policy = options.string("policy", "torch");
+  if (policy == "budget") {
+    if (!options.has("memory")) throw Error(ErrorCode::Usage, "recompute(policy=budget) needs memory=BYTES, e.g. memory=40GiB");
+    return budgetRecompute(context, joint, solveBudgetFrontier(context, joint), options.bytes("memory", 0), before);
+  }
+  plan::RecomputeDecision decision;
+  if (policy == "torch") {
+    decision = torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses);
+  } else if (policy == "heuristic") {
+    decision = heuristicPolicy(context.graph, joint, context.ops);
+  } else if (policy == "file") {
+    if (!options.has("path")) throw Error(ErrorCode::Usage, "recompute(policy=file) needs path=FILE");
+    const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, savedFromFile(context.graph, options.string("path", "")));
+    decision = decisionFor(context.graph, joint, "file", saved, std::vector<std::string>(saved.size(), "listed in the file"));
+  } else {
+    throw Error(ErrorCode::Usage, "recompute: unknown policy '" + policy + "' (torch, heuristic, budget, file)");
+  }
+  return resultFor(context, joint, policy, std::move(decision), analysis::nodeSeconds(context.graph, context.hw, context.ops),
+                   recomputeSeconds(context), before, std::nullopt);
 }
 
 }  // namespace lathe::passes

@@ -60,6 +60,27 @@ struct FrontierPoint {
 // Non-dominated (peak, recompute time) points of the Lagrangian cuts, by increasing peak.
 [[nodiscard]] std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const analysis::JointInfo& joint);
 
+// The budget policy's frontier of one joint graph on one target, with the costs it was priced with:
+// solved once, it answers any budget (the studio's budget slider picks points from it).
+struct BudgetFrontier {
+  std::vector<FrontierPoint> points;  // by increasing peak, never empty
+  std::vector<double> nodeSeconds;    // analysis::nodeSeconds on the target
+  std::vector<double> recomputeCost;  // recomputeSeconds on the target
+
+  // The least peak any saved set reaches, and the peak when everything the backward reads is saved.
+  [[nodiscard]] uint64_t minimumPeak() const { return points.front().peakBytes; }
+  [[nodiscard]] uint64_t noRecomputePeak() const { return points.back().peakBytes; }
+  // The budget policy's choice: the least recompute time among the points whose peak fits, else the
+  // smallest peak.
+  [[nodiscard]] const FrontierPoint& pick(uint64_t budgetBytes) const;
+};
+[[nodiscard]] BudgetFrontier solveBudgetFrontier(const PassContext& context, const analysis::JointInfo& joint);
+
+// recompute(policy=budget, memory=budgetBytes) on a frontier solved before: the pass's own result.
+[[nodiscard]] PassResult budgetRecompute(const PassContext& context, const analysis::JointInfo& joint,
+                                         const BudgetFrontier& frontier, uint64_t budgetBytes,
+                                         const plan::PlanState& before);
+
 class RecomputePass : public Pass {
  public:
   [[nodiscard]] std::string_view name() const override { return "recompute"; }

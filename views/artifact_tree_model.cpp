@@ -1,6 +1,7 @@
 #include "views/artifact_tree_model.h"
 
 #include <QFileInfo>
+#include <algorithm>
 #include <map>
 
 #include "views/formatting.h"
@@ -10,8 +11,11 @@ namespace lathe::views {
 struct ArtifactTreeModel::Item {
   ItemKind kind = ItemKind::Artifact;
   QString name, nodes, details, toolTip;
-  QString graphId;    // graph items
-  QString graphKind;  // graph items: the TORCH_TRACE event or artifact name
+  QString graphId;         // graph items
+  QString graphKind;       // graph items: the TORCH_TRACE event or artifact name
+  int compile = -1;        // compile, guards and code items: index into the trace's compiles
+  int64_t codeEvent = -1;  // code items
+  QString codeGraphId;     // code items: the graph whose nodes the code names
   std::shared_ptr<const ir::Graph> graph;
   Item* parent = nullptr;
   int row = 0;
@@ -103,20 +107,37 @@ void ArtifactTreeModel::build() {
 
   if (artifact.trace) {
     const io::TraceLog& log = *artifact.trace;
-    for (const io::TraceCompile& compile : log.compiles) {
+    for (size_t compileIndex = 0; compileIndex < log.compiles.size(); ++compileIndex) {
+      const io::TraceCompile& compile = log.compiles[compileIndex];
       QString name = toQString(compile.id);
       if (log.multiRank) name = tr("rank %1 · %2").arg(compile.rank).arg(name);
       if (!compile.frameName.empty()) name += QStringLiteral(" · ") + toQString(compile.frameName);
       Item* group = top->add(ItemKind::Compile, name);
       group->details = compileDetails(compile);
       group->toolTip = compileToolTip(compile);
+      group->compile = static_cast<int>(compileIndex);
+      // Inductor logs one output code per graph it compiled, in the order of its post-grad graphs.
+      std::vector<std::string> postGradGraphs;
       for (size_t graphIndex : compile.graphs) {
         const io::GraphEntry& entry = log.graphs[graphIndex];
         addGraph(group, entry.id, entry.kind, entry.parent, entry.graph);
+        if (entry.kind == "inductor_post_grad_graph" && entry.parent.empty()) postGradGraphs.push_back(entry.id);
       }
       if (compile.guardFormat != io::GuardFormat::None || compile.guardCount) {
         Item* guards = group->add(ItemKind::Guards, tr("Guards"));
+        guards->compile = group->compile;
         if (compile.guardCount) guards->details = tr("%n guard(s)", nullptr, static_cast<int>(*compile.guardCount));
+      }
+      for (size_t k = 0; k < compile.outputCodeEvents.size(); ++k) {
+        Item* code =
+            group->add(ItemKind::Code, k == 0 ? tr("Inductor output code") : tr("Inductor output code #%1").arg(k + 1));
+        code->compile = group->compile;
+        code->codeEvent = static_cast<int64_t>(compile.outputCodeEvents[k]);
+        const std::string& payload = log.events[compile.outputCodeEvents[k]].payload;
+        code->details =
+            tr("%n line(s)", nullptr, static_cast<int>(std::count(payload.begin(), payload.end(), '\n') + 1));
+        if (k < postGradGraphs.size()) code->codeGraphId = toQString(postGradGraphs[k]);
+        code->toolTip = code->codeGraphId;
       }
     }
     Item* outside = nullptr;
@@ -179,6 +200,17 @@ QModelIndex ArtifactTreeModel::preferredGraphIndex() const {
   return {};
 }
 
+QModelIndex ArtifactTreeModel::firstIndexOf(ItemKind kind) const {
+  std::vector<const Item*> pending{root_.get()};
+  while (!pending.empty()) {
+    const Item* item = pending.back();
+    pending.pop_back();
+    if (item != root_.get() && item->kind == kind) return indexOfItem(item);
+    for (auto child = item->children.rbegin(); child != item->children.rend(); ++child) pending.push_back(child->get());
+  }
+  return {};
+}
+
 ArtifactTreeModel::Item* ArtifactTreeModel::itemAt(const QModelIndex& index) const {
   return index.isValid() ? static_cast<Item*>(index.internalPointer()) : nullptr;
 }
@@ -225,6 +257,9 @@ QVariant ArtifactTreeModel::data(const QModelIndex& index, int role) const {
       return index.column() == NodesColumn ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
     case kItemKindRole: return static_cast<int>(item->kind);
     case kGraphIdRole: return item->graphId.isEmpty() ? QVariant() : QVariant(item->graphId);
+    case kCompileIndexRole: return item->compile < 0 ? QVariant() : QVariant(item->compile);
+    case kCodeEventRole: return item->codeEvent < 0 ? QVariant() : QVariant(static_cast<qlonglong>(item->codeEvent));
+    case kCodeGraphRole: return item->codeGraphId.isEmpty() ? QVariant() : QVariant(item->codeGraphId);
     default: return {};
   }
 }

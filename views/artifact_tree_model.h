@@ -15,10 +15,16 @@ class ArtifactTreeModel : public QAbstractItemModel {
   Q_OBJECT
 
  public:
-  enum class ItemKind { Artifact, Compile, Graph, Guards, Diagnostics, Snapshot };
+  enum class ItemKind { Artifact, Compile, Graph, Guards, Diagnostics, Snapshot, Code };
   enum Column { NameColumn, NodesColumn, DetailsColumn, ColumnCount };
   static constexpr int kItemKindRole = Qt::UserRole;  // int(ItemKind)
   static constexpr int kGraphIdRole = Qt::UserRole + 1;
+  // Compile, guards and code items: index into the trace's compiles.
+  static constexpr int kCompileIndexRole = Qt::UserRole + 2;
+  // Code items: index into the trace's events of the event whose payload is the code.
+  static constexpr int kCodeEventRole = Qt::UserRole + 3;
+  // Code items: id of the graph whose nodes the code names (the post-grad graph Inductor compiled).
+  static constexpr int kCodeGraphRole = Qt::UserRole + 4;
 
   explicit ArtifactTreeModel(QObject* parent = nullptr);
   ~ArtifactTreeModel() override;
@@ -31,6 +37,8 @@ class ArtifactTreeModel : public QAbstractItemModel {
   [[nodiscard]] std::shared_ptr<const ir::Graph> graphAt(const QModelIndex& index) const;
   [[nodiscard]] QString graphIdAt(const QModelIndex& index) const;
   [[nodiscard]] QModelIndex indexOfGraph(const QString& graphId) const;
+  // The first item of a kind, depth first; invalid when there is none.
+  [[nodiscard]] QModelIndex firstIndexOf(ItemKind kind) const;
   // What a user most likely looks at first: the first AOT joint graph, else the first graph.
   [[nodiscard]] QModelIndex preferredGraphIndex() const;
   [[nodiscard]] int graphCount() const { return static_cast<int>(graphItems_.size()); }

@@ -68,4 +68,50 @@ QString sourceSummary(const ir::Graph& graph, ir::NodeId node) {
   return text;
 }
 
+namespace {
+
+// In enum order; QT_TRANSLATE_NOOP lets lupdate collect them for the translations.
+constexpr std::array<const char*, ir::kOpCategoryCount> kOpCategoryLabels{
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "unknown"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "matmul"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "attention"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "convolution"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "pointwise"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "reduction"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "normalization"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "data_movement"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "view"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "creation"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "random"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "collective"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "getitem"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "host"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "higher_order"),
+    QT_TRANSLATE_NOOP("lathe::views::OpCategory", "custom"),
+};
+
+constexpr std::array<const char*, analysis::kMemoryCategoryCount> kMemoryCategoryLabels{
+    QT_TRANSLATE_NOOP("lathe::views::MemoryCategory", "weights"),
+    QT_TRANSLATE_NOOP("lathe::views::MemoryCategory", "inputs"),
+    QT_TRANSLATE_NOOP("lathe::views::MemoryCategory", "saved"),
+    QT_TRANSLATE_NOOP("lathe::views::MemoryCategory", "recomputed"),
+    QT_TRANSLATE_NOOP("lathe::views::MemoryCategory", "temporaries"),
+    QT_TRANSLATE_NOOP("lathe::views::MemoryCategory", "gradients"),
+    QT_TRANSLATE_NOOP("lathe::views::MemoryCategory", "outputs"),
+    QT_TRANSLATE_NOOP("lathe::views::MemoryCategory", "prefetched"),
+};
+
+}  // namespace
+
+QString opCategoryLabel(ir::OpCategory category) {
+  const auto i = static_cast<size_t>(category);
+  return QCoreApplication::translate("lathe::views::OpCategory", kOpCategoryLabels[i < kOpCategoryLabels.size() ? i : 0]);
+}
+
+QString memoryCategoryLabel(analysis::MemoryCategory category) {
+  const auto i = static_cast<size_t>(category);
+  return QCoreApplication::translate("lathe::views::MemoryCategory",
+                                     kMemoryCategoryLabels[i < kMemoryCategoryLabels.size() ? i : 0]);
+}
+
 }  // namespace lathe::views

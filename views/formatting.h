@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <string_view>
 
+#include "analysis/memory_timeline.h"
 #include "ir/graph.h"
+#include "ir/op_info.h"
 
 namespace lathe::views {
 
@@ -22,5 +24,9 @@ namespace lathe::views {
 [[nodiscard]] bool isCallNode(const ir::Node& node);
 // Module path where known, else "file.py:42 in forward"; "" when the node has no provenance.
 [[nodiscard]] QString sourceSummary(const ir::Graph& graph, ir::NodeId node);
+
+// Core's category names in the interface language ("matmul", "saved", ...).
+[[nodiscard]] QString opCategoryLabel(ir::OpCategory category);
+[[nodiscard]] QString memoryCategoryLabel(analysis::MemoryCategory category);
 
 }  // namespace lathe::views

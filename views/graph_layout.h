@@ -1,9 +1,11 @@
-// Graphviz (dot, top to bottom) layout of an ir::Graph into plain positions: one box per node
-// except the output node, one spline per input relation, one box per module-path cluster. Pure
-// data, no Qt: callable on a worker thread; Graphviz's global state is guarded inside.
+// Graphviz (dot, top to bottom) placement of fixed-size boxes joined by edges: one level of the
+// graph view's hierarchical layout (graph_clusters.h), whose boxes are nodes, collapsed clusters,
+// folded layers and expanded clusters. Pure data, no Qt: callable on a worker thread; Graphviz's
+// global state is guarded inside.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -21,34 +23,25 @@ struct LayoutRect {
   double y = 0;  // top
   double width = 0;
   double height = 0;
+
+  [[nodiscard]] LayoutPoint centre() const { return {x + width / 2, y + height / 2}; }
 };
 
-struct NodeLayout {
-  ir::NodeId node = ir::kNoNode;
-  LayoutRect rect;
+struct LayoutSize {
+  double width = 0;
+  double height = 0;
 };
 
-struct EdgeLayout {
-  ir::NodeId from = ir::kNoNode;  // the input
-  ir::NodeId to = ir::kNoNode;    // the node reading it
-  // Cubic Bézier chain: start point, then three points (two controls and an end) per segment.
-  std::vector<LayoutPoint> spline;
-  // Where the arrowhead points (the target's border); equals spline.back() when Graphviz left no gap.
-  LayoutPoint arrowTip;
+// Boxes in a preferred order (dot keeps it where edges allow) and edges by box index; repeated
+// edges are allowed and pull their boxes closer.
+struct BoxGraph {
+  std::vector<LayoutSize> boxes;
+  std::vector<std::pair<int, int>> edges;
 };
 
-struct ClusterLayout {
-  std::string modulePath;  // "model.layers.0.self_attn"
-  std::string label;       // its last component: "self_attn"
-  int depth = 0;           // 0 for a top-level module
-  LayoutRect rect;
-};
-
-struct GraphLayout {
-  LayoutRect bounds;
-  std::vector<NodeLayout> nodes;  // program order
-  std::vector<EdgeLayout> edges;
-  std::vector<ClusterLayout> clusters;  // parents before their children
+struct BoxLayout {
+  LayoutSize size;                // of the whole arrangement
+  std::vector<LayoutRect> boxes;  // parallel to BoxGraph::boxes, relative to the top left
 };
 
 struct GraphLayoutOptions {
@@ -60,10 +53,15 @@ struct GraphLayoutOptions {
 };
 
 // The short form of a node's target shown on its box: "mm" for torch.ops.aten.mm.default,
-// "getitem" for operator.getitem, the role for a placeholder ("parameter", "input").
-[[nodiscard]] std::string nodeShortTarget(const ir::Graph& graph, ir::NodeId node);
+// "getitem" for operator.getitem, the role for a placeholder ("parameter", "input"): `role`, which
+// may be known better than the graph says (AOT primals are parameters by the Dynamo graph's names).
+[[nodiscard]] std::string nodeShortTarget(const ir::Graph& graph, ir::NodeId node, ir::Role role);
 
-// Lays the graph out with dot. Throws lathe::Error when Graphviz fails.
-[[nodiscard]] GraphLayout layoutGraph(const ir::Graph& graph, const GraphLayoutOptions& options = {});
+// The box a node is drawn in: wide enough for its name and short target, two lines high.
+[[nodiscard]] LayoutSize nodeBoxSize(const ir::Graph& graph, ir::NodeId node, ir::Role role,
+                                     const GraphLayoutOptions& options);
+
+// Places the boxes with dot, top to bottom. Throws lathe::Error when Graphviz fails.
+[[nodiscard]] BoxLayout layoutBoxes(const BoxGraph& graph);
 
 }  // namespace lathe::views

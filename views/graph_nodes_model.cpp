@@ -50,7 +50,7 @@ QVariant GraphNodesModel::display(ir::NodeId id, int column) const {
       return node.kind == ir::NodeKind::Output || node.kind == ir::NodeKind::Placeholder
                  ? QString()
                  : toQString(ir::canonicalOpName(g.target(id)));
-    case CategoryColumn: return isCallNode(node) ? toQString(ir::categoryName(categories_[id])) : QString();
+    case CategoryColumn: return isCallNode(node) ? opCategoryLabel(categories_[id]) : QString();
     case ValueColumn: return valueSummary(g, id);
     case BytesColumn: return node.meta.isTensor() ? formatBytes(node.meta.storageBytes()) : QString();
     case RoleColumn: return node.role == ir::Role::Unknown ? QString() : toQString(ir::roleName(node.role));

@@ -1,11 +1,20 @@
 #include "views/memory_timeline_view.h"
 
+#include <qcustomplot.h>
+
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QPushButton>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <qcustomplot.h>
 
+#include "analysis/snapshot_timeline.h"
+#include "io/memory_snapshot.h"
+#include "util/diagnostics.h"
 #include "views/formatting.h"
 #include "views/plan_session.h"
 
@@ -21,14 +30,79 @@ const std::array<QColor, analysis::kMemoryCategoryCount> kCategoryColors{
     QColor(0xba, 0xb0, 0xac), QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48), QColor(0xb0, 0x7a, 0xa1),
 };
 
+const QColor kBaselineColor(0x30, 0x30, 0x30);
+const QColor kBudgetColor(0x7b, 0x1f, 0xa2);
+const QColor kSnapshotColor(0x00, 0x96, 0x88);
+
+SnapshotCurve readSnapshotCurve(const QString& path) {
+  SnapshotCurve curve;
+  curve.file = QFileInfo(path).fileName();
+  try {
+    const io::MemorySnapshot snapshot = io::loadMemorySnapshot(path.toStdString());
+    const analysis::SnapshotTimeline timeline = analysis::buildSnapshotTimeline(snapshot);
+    const analysis::DeviceMemoryTimeline* busiest = nullptr;
+    for (const analysis::DeviceMemoryTimeline& device : timeline.devices) {
+      if (!busiest || device.eventCount > busiest->eventCount) busiest = &device;
+    }
+    if (!busiest || busiest->allocated.empty())
+      throw Error(ErrorCode::BadInput, "the snapshot has no allocation trace");
+    curve.device = busiest->device;
+    curve.events = busiest->eventCount;
+    curve.peakBytes = busiest->peakAllocatedBytes;
+    const double last = std::max<double>(1, static_cast<double>(busiest->eventCount) - 1);
+    for (const analysis::MemoryPoint& point : busiest->allocated) {
+      curve.position.push_back(point.eventIndex == analysis::kBeforeTrace ? 0 : point.eventIndex / last);
+      curve.bytes.push_back(static_cast<double>(point.bytes));
+    }
+  } catch (const std::exception& error) {
+    curve.error = QString::fromUtf8(error.what());
+  }
+  return curve;
+}
+
 }  // namespace
 
 MemoryTimelineView::MemoryTimelineView(PlanSession* session, QWidget* parent)
-    : QWidget(parent), session_(session), plot_(new QCustomPlot(this)) {
+    : QWidget(parent),
+      session_(session),
+      plot_(new QCustomPlot(this)),
+      pinButton_(new QPushButton(tr("Pin as baseline"), this)),
+      clearPinButton_(new QPushButton(tr("Clear baseline"), this)),
+      snapshotButton_(new QPushButton(tr("Load memory snapshot…"), this)),
+      clearSnapshotButton_(new QPushButton(tr("Hide snapshot"), this)) {
   setObjectName(QStringLiteral("memoryTimeline"));
+  pinButton_->setObjectName(QStringLiteral("pinBaseline"));
+  pinButton_->setToolTip(tr("Keep this plan's total on the plot as an outline, to compare the next plans with it."));
+  clearPinButton_->setObjectName(QStringLiteral("clearBaseline"));
+  snapshotButton_->setObjectName(QStringLiteral("loadSnapshot"));
+  snapshotButton_->setToolTip(
+      tr("Draw a CUDA memory snapshot's allocated bytes (torch.cuda.memory._dump_snapshot) "
+         "over the plan, to compare the prediction with a measured run."));
+  clearSnapshotButton_->setObjectName(QStringLiteral("clearSnapshot"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(plot_);
+  layout->setSpacing(2);
+  auto* buttons = new QHBoxLayout;
+  buttons->setContentsMargins(4, 2, 4, 0);
+  for (QPushButton* button : {pinButton_, clearPinButton_, snapshotButton_, clearSnapshotButton_}) {
+    button->setFlat(true);
+    buttons->addWidget(button);
+  }
+  buttons->addStretch(1);
+  layout->addLayout(buttons);
+  layout->addWidget(plot_, 1);
+  connect(pinButton_, &QPushButton::clicked, this, &MemoryTimelineView::pinBaseline);
+  connect(clearPinButton_, &QPushButton::clicked, this, &MemoryTimelineView::clearBaseline);
+  connect(snapshotButton_, &QPushButton::clicked, this, &MemoryTimelineView::chooseSnapshot);
+  connect(clearSnapshotButton_, &QPushButton::clicked, this, &MemoryTimelineView::clearSnapshot);
+  connect(&snapshotWatcher_, &QFutureWatcherBase::finished, this, [this] {
+    SnapshotCurve curve = snapshotWatcher_.result();
+    const bool ok = curve.error.isEmpty();
+    const QString error = curve.error;
+    if (ok) snapshot_ = std::move(curve);
+    showCurrentStep();
+    emit snapshotLoaded(ok, error);
+  });
   plot_->xAxis->setLabel(tr("Execution"));
   plot_->yAxis->setLabel(tr("Live memory (GiB)"));
   plot_->legend->setVisible(true);
@@ -44,9 +118,59 @@ MemoryTimelineView::MemoryTimelineView(PlanSession* session, QWidget* parent)
   showCurrentStep();
 }
 
+MemoryTimelineView::~MemoryTimelineView() {
+  snapshotWatcher_.waitForFinished();
+}
+
+void MemoryTimelineView::pinBaseline() {
+  const passes::PlannedStep* planned = session_->currentPlanned();
+  if (!planned || planned->timeline.total.empty()) return;
+  baseline_.clear();
+  for (uint64_t bytes : planned->timeline.total) baseline_.push_back(static_cast<double>(bytes) / kBytesPerGiB);
+  const auto& run = session_->planRun();
+  baselineLabel_ = tr("baseline: %1 (peak %2)")
+                       .arg(run->budget ? tr("budget %1").arg(formatBytes(run->budget->budgetBytes)) : run->pipeline,
+                            formatBytes(planned->timeline.peakBytes));
+  showCurrentStep();
+}
+
+void MemoryTimelineView::clearBaseline() {
+  baseline_.clear();
+  showCurrentStep();
+}
+
+double MemoryTimelineView::baselinePeakBytes() const {
+  return baseline_.isEmpty() ? 0 : *std::max_element(baseline_.begin(), baseline_.end()) * kBytesPerGiB;
+}
+
+void MemoryTimelineView::loadSnapshot(const QString& path) {
+  snapshotWatcher_.waitForFinished();
+  snapshotWatcher_.setFuture(QtConcurrent::run(readSnapshotCurve, path));
+}
+
+void MemoryTimelineView::clearSnapshot() {
+  snapshot_ = {};
+  showCurrentStep();
+}
+
+void MemoryTimelineView::chooseSnapshot() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Load a CUDA memory snapshot"), {},
+                                                    tr("CUDA memory snapshots (*.pickle);;All files (*)"));
+  if (!path.isEmpty()) loadSnapshot(path);
+}
+
+void MemoryTimelineView::updateButtons() {
+  pinButton_->setEnabled(session_->currentPlanned() != nullptr);
+  clearPinButton_->setVisible(!baseline_.isEmpty());
+  clearSnapshotButton_->setVisible(!snapshot_.bytes.isEmpty());
+}
+
 void MemoryTimelineView::showCurrentStep() {
   plot_->clearGraphs();
   plot_->clearItems();
+  budgetBytes_ = 0;
+  updateButtons();
+  plot_->setToolTip({});
   const passes::PlannedStep* planned = session_->currentPlanned();
   if (!planned || planned->timeline.live.empty()) {
     plot_->replot();
@@ -59,8 +183,8 @@ void MemoryTimelineView::showCurrentStep() {
   std::vector<double> cumulative(static_cast<size_t>(steps), 0.0);
   QCPGraph* below = nullptr;
   for (size_t category = 0; category < analysis::kMemoryCategoryCount; ++category) {
-    const bool present = std::any_of(timeline.live.begin(), timeline.live.end(),
-                                     [&](const auto& live) { return live[category] > 0; });
+    const bool present =
+        std::any_of(timeline.live.begin(), timeline.live.end(), [&](const auto& live) { return live[category] > 0; });
     if (!present) continue;  // an empty band only clutters the legend
     QVector<double> y(steps);
     for (int i = 0; i < steps; ++i) {
@@ -68,7 +192,7 @@ void MemoryTimelineView::showCurrentStep() {
       y[i] = cumulative[static_cast<size_t>(i)] / kBytesPerGiB;
     }
     QCPGraph* graph = plot_->addGraph();
-    graph->setName(toQString(analysis::memoryCategoryName(static_cast<analysis::MemoryCategory>(category))));
+    graph->setName(memoryCategoryLabel(static_cast<analysis::MemoryCategory>(category)));
     const QColor color = kCategoryColors[category];
     graph->setPen(QPen(color.darker(130)));
     QColor fill = color;
@@ -82,7 +206,64 @@ void MemoryTimelineView::showCurrentStep() {
   }
 
   const double peakGiB = static_cast<double>(timeline.peakBytes) / kBytesPerGiB;
-  const double top = peakGiB * 1.2 > 0 ? peakGiB * 1.2 : 1.0;
+  double highest = peakGiB;
+  int xEnd = steps;
+
+  if (!baseline_.isEmpty()) {
+    QCPGraph* outline = plot_->addGraph();
+    outline->setName(baselineLabel_);
+    outline->setPen(QPen(kBaselineColor, 1.6, Qt::SolidLine));
+    outline->setLineStyle(QCPGraph::lsStepLeft);
+    QVector<double> bx(baseline_.size());
+    for (int i = 0; i < baseline_.size(); ++i) bx[i] = i;
+    outline->setData(bx, baseline_, true);
+    highest = std::max(highest, baselinePeakBytes() / kBytesPerGiB);
+    xEnd = std::max(xEnd, static_cast<int>(baseline_.size()));
+  }
+
+  if (!snapshot_.bytes.isEmpty()) {
+    QCPGraph* measured = plot_->addGraph();
+    measured->setName(tr("snapshot %1, allocated").arg(snapshot_.file));
+    measured->setPen(QPen(kSnapshotColor, 1.4));
+    measured->setLineStyle(QCPGraph::lsStepLeft);
+    const double span = std::max(1, steps - 1);
+    QVector<double> sx(snapshot_.position.size()), sy(snapshot_.bytes.size());
+    for (int i = 0; i < sx.size(); ++i) {
+      sx[i] = snapshot_.position[i] * span;
+      sy[i] = snapshot_.bytes[i] / kBytesPerGiB;
+    }
+    measured->setData(sx, sy, true);
+    highest = std::max(highest, static_cast<double>(snapshot_.peakBytes) / kBytesPerGiB);
+    plot_->setToolTip(tr("Snapshot %1 (device %2): its %3 trace events are spread evenly over this plan's %4 "
+                         "executions (event i at execution i × %5 / %6), so the two curves share the axis but not "
+                         "a clock. Measured peak %7.")
+                          .arg(snapshot_.file)
+                          .arg(snapshot_.device)
+                          .arg(snapshot_.events)
+                          .arg(steps)
+                          .arg(steps - 1)
+                          .arg(std::max<size_t>(1, snapshot_.events - 1))
+                          .arg(formatBytes(snapshot_.peakBytes)));
+  }
+
+  const auto& run = session_->planRun();
+  if (run->budget) {
+    budgetBytes_ = static_cast<double>(run->budget->budgetBytes);
+    const double budgetGiB = budgetBytes_ / kBytesPerGiB;
+    highest = std::max(highest, budgetGiB);
+    auto* budgetLine = new QCPItemStraightLine(plot_);
+    budgetLine->setPen(QPen(kBudgetColor, 1.5, Qt::DashDotLine));
+    budgetLine->point1->setCoords(0, budgetGiB);
+    budgetLine->point2->setCoords(1, budgetGiB);
+    auto* budgetLabel = new QCPItemText(plot_);
+    budgetLabel->setText(run->budgetMet() ? tr("budget %1").arg(formatBytes(run->budget->budgetBytes))
+                                          : tr("budget %1 cannot be met").arg(formatBytes(run->budget->budgetBytes)));
+    budgetLabel->setColor(kBudgetColor);
+    budgetLabel->position->setCoords(xEnd - 1, budgetGiB);
+    budgetLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignRight);
+    budgetLabel->setPadding(QMargins(4, 2, 4, 2));
+  }
+  const double top = highest * 1.2 > 0 ? highest * 1.2 : 1.0;
   const auto& schedule = planned->schedule;
   const QPen peakPen(QColor(0xc0, 0x20, 0x20), 1.5, Qt::DashLine);
   auto* peakLine = new QCPItemStraightLine(plot_);
@@ -93,8 +274,7 @@ void MemoryTimelineView::showCurrentStep() {
   const QString peakNode = timeline.peakStep < schedule.nodes.size()
                                ? toQString(session_->planRun()->graph->name(schedule.nodes[timeline.peakStep]))
                                : QString();
-  peakLabel->setText(
-      tr("peak %1 GiB (%2) at %3").arg(peakGiB, 0, 'g', 3).arg(formatBytes(timeline.peakBytes), peakNode));
+  peakLabel->setText(tr("peak %1 at %2").arg(formatBytes(timeline.peakBytes), peakNode));
   peakLabel->setColor(peakPen.color());
   peakLabel->position->setCoords(timeline.peakStep, top);
   // Keep the label inside the plot: to the left of the line when the peak is in the right half.
@@ -108,29 +288,35 @@ void MemoryTimelineView::showCurrentStep() {
     backwardLine->setPen(phasePen);
     backwardLine->point1->setCoords(static_cast<double>(schedule.backwardStart), 0);
     backwardLine->point2->setCoords(static_cast<double>(schedule.backwardStart), 1);
+    // At the foot of the line: the legend and the peak label take the top.
     auto* forwardLabel = new QCPItemText(plot_);
     forwardLabel->setText(tr("← forward"));
-    // One line below the peak label, so the two never overlap.
-    forwardLabel->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
-    forwardLabel->position->setCoords(static_cast<double>(schedule.backwardStart), top);
-    forwardLabel->setPadding(QMargins(4, 20, 4, 2));
+    forwardLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignRight);
+    forwardLabel->position->setCoords(static_cast<double>(schedule.backwardStart), 0);
+    forwardLabel->setPadding(QMargins(4, 2, 4, 4));
+    forwardLabel->setBrush(QColor(255, 255, 255, 200));
     auto* backwardLabel = new QCPItemText(plot_);
     backwardLabel->setText(tr("backward →"));
-    backwardLabel->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
-    backwardLabel->position->setCoords(static_cast<double>(schedule.backwardStart), top);
-    backwardLabel->setPadding(QMargins(4, 20, 4, 2));
+    backwardLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignLeft);
+    backwardLabel->position->setCoords(static_cast<double>(schedule.backwardStart), 0);
+    backwardLabel->setPadding(QMargins(4, 2, 4, 4));
+    backwardLabel->setBrush(QColor(255, 255, 255, 200));
   }
 
-  plot_->xAxis->setRange(0, std::max(1, steps - 1));
+  plot_->xAxis->setRange(0, std::max(1, xEnd - 1));
   plot_->yAxis->setRange(0, top);
   plot_->replot();
 }
 
 double MemoryTimelineView::plottedPeakBytes() const {
-  if (plot_->graphCount() == 0) return 0;
-  // The last band is stacked on all the others, so its top is the total.
+  // The last band is stacked on all the others, so its top is the total; overlays follow the bands.
+  QCPGraph* top = nullptr;
+  for (int i = 0; i < plot_->graphCount(); ++i) {
+    if (plot_->graph(i)->brush().style() != Qt::NoBrush) top = plot_->graph(i);
+  }
+  if (!top) return 0;
   bool found = false;
-  const QCPRange range = plot_->graph(plot_->graphCount() - 1)->getValueRange(found);
+  const QCPRange range = top->getValueRange(found);
   return found ? range.upper * kBytesPerGiB : 0;
 }
 

@@ -1,38 +1,83 @@
 // The "Memory timeline" dock: the current plan step's live bytes over its executions, one stacked
-// area per memory category (analysis::MemoryCategory order), with the peak and the start of the
-// backward marked. Clicking the plot picks the execution under the cursor.
+// area per memory category (analysis::MemoryCategory order), with the peak, the start of the
+// backward and, for budget plans, the budget marked. "Pin as baseline" keeps the plan on show as an
+// outline under the next ones; a CUDA memory snapshot's allocated bytes can be drawn on the same
+// axis. Clicking the plot picks the execution under the cursor.
 #pragma once
 
+#include <QFutureWatcher>
+#include <QVector>
 #include <QWidget>
 
 #include "ir/graph.h"
 
 class QCustomPlot;
 class QMouseEvent;
+class QPushButton;
 
 namespace lathe::views {
 
 class PlanSession;
+
+// A snapshot's allocated bytes over its trace events (the device with the most events).
+struct SnapshotCurve {
+  QString file;
+  QString error;
+  QVector<double> position;  // 0..1 along the trace (event index over the last event's)
+  QVector<double> bytes;
+  int64_t device = 0;
+  size_t events = 0;
+  uint64_t peakBytes = 0;
+};
 
 class MemoryTimelineView : public QWidget {
   Q_OBJECT
 
  public:
   explicit MemoryTimelineView(PlanSession* session, QWidget* parent = nullptr);
+  ~MemoryTimelineView() override;
 
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
   // The highest point of the stacked areas, in bytes (what the plot shows as the peak).
   [[nodiscard]] double plottedPeakBytes() const;
+  // The budget line drawn, in bytes; 0 when none.
+  [[nodiscard]] double plottedBudgetBytes() const { return budgetBytes_; }
+
+  // Keeps the current step's total as an outline drawn under the plans that follow.
+  void pinBaseline();
+  void clearBaseline();
+  [[nodiscard]] bool hasBaseline() const { return !baseline_.isEmpty(); }
+  // The pinned total's highest point in bytes (0 without a baseline).
+  [[nodiscard]] double baselinePeakBytes() const;
+
+  // Loads a CUDA memory snapshot (.pickle) in the background and draws its allocated bytes;
+  // snapshotLoaded says how it went.
+  void loadSnapshot(const QString& path);
+  void clearSnapshot();
+  [[nodiscard]] const SnapshotCurve& snapshot() const { return snapshot_; }
+  // Asks for a snapshot file and loads it.
+  void chooseSnapshot();
 
  signals:
   void nodeClicked(lathe::ir::NodeId node);
+  void snapshotLoaded(bool ok, const QString& error);
 
  private:
   void showCurrentStep();
   void onPlotClicked(QMouseEvent* event);
+  void updateButtons();
 
   PlanSession* session_;
   QCustomPlot* plot_;
+  QPushButton* pinButton_;
+  QPushButton* clearPinButton_;
+  QPushButton* snapshotButton_;
+  QPushButton* clearSnapshotButton_;
+  QVector<double> baseline_;  // GiB per execution of the pinned step
+  QString baselineLabel_;
+  double budgetBytes_ = 0;
+  SnapshotCurve snapshot_;
+  QFutureWatcher<SnapshotCurve> snapshotWatcher_;
 };
 
 }  // namespace lathe::views

@@ -13,6 +13,9 @@ namespace lathe::views {
 namespace {
 
 constexpr auto kNodeScheme = "node";
+constexpr auto kStageScheme = "stage";
+// Counterparts named per graph in "Also in"; more are counted.
+constexpr size_t kMaxNamesPerStage = 4;
 
 QString escaped(std::string_view text) {
   return toQString(text).toHtmlEscaped();
@@ -43,8 +46,13 @@ NodeInspector::NodeInspector(QWidget* parent)
   browser_->setOpenLinks(false);
   browser_->setObjectName(QStringLiteral("nodeInspectorText"));
   connect(browser_, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
-    if (url.scheme() != QLatin1String(kNodeScheme) || !graph_) return;
     bool ok = false;
+    if (url.scheme() == QLatin1String(kStageScheme)) {
+      const uint link = url.path().toUInt(&ok);
+      if (ok && link < alsoIn_.size()) emit stageNodeActivated(alsoIn_[link].graphId, alsoIn_[link].node);
+      return;
+    }
+    if (url.scheme() != QLatin1String(kNodeScheme) || !graph_) return;
     const uint id = url.path().toUInt(&ok);
     if (ok && id < graph_->size()) emit nodeActivated(static_cast<ir::NodeId>(id));
   });
@@ -54,6 +62,7 @@ NodeInspector::NodeInspector(QWidget* parent)
 void NodeInspector::clear() {
   graph_.reset();
   node_ = ir::kNoNode;
+  alsoIn_.clear();
   browser_->setHtml(QStringLiteral("<p><i>%1</i></p>").arg(tr("Select a node to see its details.").toHtmlEscaped()));
 }
 
@@ -119,17 +128,57 @@ QString NodeInspector::costHtml() const {
   }
 }
 
-void NodeInspector::setNode(std::shared_ptr<const ir::Graph> graph, ir::NodeId node) {
+QString NodeInspector::alsoInHtml() const {
+  if (alsoIn_.empty()) return {};
+  auto link = [](size_t index, const QString& text) {
+    return QStringLiteral("<a href=\"%1:%2\">%3</a>")
+        .arg(QLatin1String(kStageScheme))
+        .arg(index)
+        .arg(text.toHtmlEscaped());
+  };
+  // Per graph, in the compile's order: its linked stage name and the names of its nodes. Stages
+  // where the node has the same names share one entry: "forward graph, post-grad graph as mm_3".
+  struct Entry {
+    QStringList stages;
+    QString namesKey, namesHtml;
+  };
+  std::vector<Entry> entries;
+  for (size_t first = 0; first < alsoIn_.size();) {
+    size_t end = first;
+    QStringList names, links;
+    for (; end < alsoIn_.size() && alsoIn_[end].graphId == alsoIn_[first].graphId; ++end) {
+      names << alsoIn_[end].nodeName;
+      if (links.size() < static_cast<qsizetype>(kMaxNamesPerStage)) links << link(end, alsoIn_[end].nodeName);
+    }
+    if (end - first > kMaxNamesPerStage)
+      links << tr("%n more", nullptr, static_cast<int>(end - first - kMaxNamesPerStage)).toHtmlEscaped();
+    const QString key = names.join(QLatin1Char(','));
+    const QString stage = link(first, alsoIn_[first].stageName);
+    if (!entries.empty() && entries.back().namesKey == key) {
+      entries.back().stages << stage;
+    } else {
+      entries.push_back({{stage}, key, links.join(QStringLiteral(", "))});
+    }
+    first = end;
+  }
+  QStringList parts;
+  for (const Entry& entry : entries)
+    parts << tr("%1 as %2").arg(entry.stages.join(QStringLiteral(", ")), entry.namesHtml);
+  return QStringLiteral("<p><b>%1</b> %2</p>").arg(tr("Also in:").toHtmlEscaped(), parts.join(QStringLiteral("; ")));
+}
+
+void NodeInspector::setNode(std::shared_ptr<const ir::Graph> graph, ir::NodeId node, std::vector<StageLink> alsoIn) {
   if (!graph || node >= graph->size()) {
     clear();
     return;
   }
   graph_ = std::move(graph);
   node_ = node;
+  alsoIn_ = std::move(alsoIn);
   const ir::Graph& g = *graph_;
   const ir::Node& n = g.node(node);
 
-  QString html = QStringLiteral("<h2>%1</h2>").arg(escaped(g.name(node)));
+  QString html = QStringLiteral("<h2>%1</h2>").arg(escaped(g.name(node))) + alsoInHtml();
   QString general = row(tr("Op"), escaped(ir::nodeKindName(n.kind)));
   if (n.target != 0) general += row(tr("Target"), escaped(g.target(node)));
   if (n.role != ir::Role::Unknown) general += row(tr("Role"), escaped(ir::roleName(n.role)));
@@ -155,7 +204,7 @@ void NodeInspector::setNode(std::shared_ptr<const ir::Graph> graph, ir::NodeId n
 
   if (isCallNode(n)) {
     const ir::OpInfo& op = ir::lookupOp(g.target(node));
-    QString info = row(tr("Category"), escaped(ir::categoryName(op.category)));
+    QString info = row(tr("Category"), opCategoryLabel(op.category).toHtmlEscaped());
     if (!op.name.empty()) info += row(tr("Table entry"), escaped(op.name));
     info += row(tr("Fusible"), yesNo(op.fusible).toHtmlEscaped());
     info += row(tr("Compute sensitive"), yesNo(op.computeSensitive).toHtmlEscaped());

@@ -7,6 +7,7 @@
 
 #include "hw/hw_profile.h"
 #include "ir/graph.h"
+#include "views/stage_links.h"
 
 class QTextBrowser;
 
@@ -18,7 +19,8 @@ class NodeInspector : public QWidget {
  public:
   explicit NodeInspector(QWidget* parent = nullptr);
 
-  void setNode(std::shared_ptr<const ir::Graph> graph, ir::NodeId node);
+  // alsoIn: the node's counterparts in the other stages of its compile, listed as links.
+  void setNode(std::shared_ptr<const ir::Graph> graph, ir::NodeId node, std::vector<StageLink> alsoIn = {});
   void clear();
   [[nodiscard]] ir::NodeId node() const { return node_; }
   // The shown text, for tests and accessibility.
@@ -27,15 +29,19 @@ class NodeInspector : public QWidget {
  signals:
   // A link to another node of the same graph (an input or a user) was clicked.
   void nodeActivated(lathe::ir::NodeId node);
+  // An "Also in" link was clicked: the node of another stage's graph.
+  void stageNodeActivated(const QString& graphId, lathe::ir::NodeId node);
 
  private:
   [[nodiscard]] QString argHtml(const ir::Arg& arg) const;
   [[nodiscard]] QString nodeLink(ir::NodeId node) const;
   [[nodiscard]] QString costHtml() const;
+  [[nodiscard]] QString alsoInHtml() const;
 
   QTextBrowser* browser_;
   std::shared_ptr<const ir::Graph> graph_;
   ir::NodeId node_ = ir::kNoNode;
+  std::vector<StageLink> alsoIn_;
   hw::HwProfile profile_;
 };
 

@@ -115,6 +115,7 @@ void PipelinePanel::onFinished(bool ok, const QString& error) {
     return;
   }
   const PlanRun& run = *session_->planRun();
+  pipeline_->setText(run.pipeline);      // budget runs make their pipeline from the budget panel
   const QSignalBlocker blocker(steps_);  // the session picks the current step itself
   steps_->addItem(tr("0. initial"));
   double seconds = 0;

@@ -3,60 +3,90 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
-#include "analysis/graph_inputs.h"
 #include "analysis/joint.h"
-#include "hw/hw_profile.h"
-#include "ir/op_info.h"
 
 namespace lathe::views {
 
 namespace {
 
-// The hardware the studio plans for, as `lathe plan`'s default.
-constexpr const char* kHwProfile = "h200";
+QString errorText(const std::exception& error) {
+  return QString::fromUtf8(error.what());
+}
 
-const io::GraphListing* findListing(const std::vector<io::GraphListing>& graphs, const std::string& id) {
-  for (const auto& g : graphs) {
-    if (g.id == id) return &g;
+// The planned step and simulated streams of every state of a run.
+std::shared_ptr<PlanRun> completeRun(const std::shared_ptr<const PlanBasis>& basis, const passes::PassContext& context,
+                                     passes::PipelineRun pipelineRun, const Progress& progress) {
+  auto run = std::make_shared<PlanRun>();
+  run->basis = basis;
+  run->graph = basis->graph;
+  run->hardware = QString::fromStdString(basis->hw.name);
+  run->run = std::move(pipelineRun);
+  run->planned.reserve(run->run.history.size() + 1);
+  for (int step = 0; step <= static_cast<int>(run->run.history.size()); ++step) {
+    progress.checkCancelled();
+    run->planned.push_back(passes::plannedStep(context, run->stateAt(step)));
+    run->gantt.push_back(buildStepGantt(context, run->stateAt(step), run->planned.back()));
   }
-  return nullptr;
+  return run;
 }
 
 PlanOutcome planGraph(const std::shared_ptr<const io::Artifact>& artifact, const QString& graphId,
-                      const QString& pipeline, const std::shared_ptr<std::atomic<bool>>& cancel) {
+                      const QString& hardware, std::shared_ptr<const PlanBasis> basis,
+                      const std::shared_ptr<const passes::BudgetFrontier>& frontier, const QString& pipeline,
+                      const std::optional<BudgetRequest>& budget, const std::shared_ptr<std::atomic<bool>>& cancel) {
   PlanOutcome outcome;
   try {
-    const std::vector<io::GraphListing> graphs = artifact->graphs();
-    const io::GraphListing* listing = findListing(graphs, graphId.toStdString());
-    if (!listing || !listing->graph) {
-      throw Error(ErrorCode::BadInput, "the artifact has no graph " + graphId.toStdString());
-    }
-    const analysis::GraphInputs inputs = analysis::inferGraphInputs(*listing->graph, io::dynamoGraphOf(graphs, *listing));
-    const hw::HwProfile hw = hw::resolveHwProfile(kHwProfile);
-    const bool inductor = io::compiledByInductor(graphs, *listing);
+    if (!basis)
+      basis =
+          std::make_shared<const PlanBasis>(makePlanBasis(*artifact, graphId.toStdString(), hardware.toStdString()));
     Progress progress;
     progress.cancel = cancel.get();
-    const passes::PassContext context{*listing->graph, inputs, hw, ir::OpRegistry::global(), progress, inductor};
-    const std::vector<passes::PipelineStep> steps = passes::parsePipeline(pipeline.toStdString());
-    auto run = std::make_shared<PlanRun>();
-    run->graph = listing->graph;
-    run->graphId = graphId;
-    run->pipeline = pipeline;
-    run->run = passes::runPipeline(context, steps);
-    run->planned.reserve(run->run.history.size() + 1);
-    for (int step = 0; step <= static_cast<int>(run->run.history.size()); ++step) {
-      progress.checkCancelled();
-      run->planned.push_back(passes::plannedStep(context, run->stateAt(step)));
+    const passes::PassContext context = basis->context(progress);
+    passes::PipelineRun pipelineRun;
+    QString text = pipeline;
+    if (budget) {
+      pipelineRun = runBudgetPipeline(*basis, frontier.get(), *budget, progress);
+      text =
+          QString::fromStdString(budgetPipeline(*budget, frontier != nullptr, !pipelineRun.finalState().units.empty()));
+    } else {
+      pipelineRun = passes::runPipeline(context, passes::parsePipeline(pipeline.toStdString()));
     }
+    auto run = completeRun(basis, context, std::move(pipelineRun), progress);
+    run->graphId = graphId;
+    run->pipeline = text;
+    run->budget = budget;
     outcome.run = std::move(run);
   } catch (const Error& error) {
     outcome.cancelled = error.code() == ErrorCode::Cancelled;
-    outcome.error = QString::fromUtf8(error.what());
+    outcome.error = errorText(error);
   } catch (const std::exception& error) {
     // Anything else is a bug in a pass; the window shows it instead of going down with it.
-    outcome.error = QString::fromUtf8(error.what());
+    outcome.error = errorText(error);
   }
   return outcome;
+}
+
+FrontierOutcome frontierOf(const std::shared_ptr<const io::Artifact>& artifact, const QString& graphId,
+                           const QString& hardware, const std::shared_ptr<std::atomic<bool>>& cancel) {
+  FrontierOutcome outcome;
+  outcome.hardware = hardware;
+  try {
+    auto basis =
+        std::make_shared<const PlanBasis>(makePlanBasis(*artifact, graphId.toStdString(), hardware.toStdString()));
+    Progress progress;
+    progress.cancel = cancel.get();
+    if (basis->joint.joint)
+      outcome.frontier = std::make_shared<const passes::BudgetFrontier>(passes::solveBudgetFrontier(basis->context(progress), basis->joint));
+    outcome.basis = std::move(basis);
+  } catch (const std::exception& error) {
+    outcome.error = errorText(error);
+  }
+  return outcome;
+}
+
+template <typename T>
+void waitAll(std::vector<QFuture<T>>& futures) {
+  for (QFuture<T>& future : futures) future.waitForFinished();
 }
 
 }  // namespace
@@ -65,12 +95,38 @@ const plan::PlanState& PlanRun::stateAt(int step) const {
   return step == 0 ? run.initial : run.history.at(static_cast<size_t>(step - 1)).result.state;
 }
 
+double PlanRun::stepEstimateSeconds() const {
+  const plan::PlanState& last = run.finalState();
+  if (last.offload) return last.offload->stepSeconds;
+  return planned.empty() ? 0 : planned.back().stepSeconds;
+}
+
+bool PlanRun::budgetMet() const {
+  const passes::PipelineRecord* recompute = recordOf("recompute");
+  return !recompute || statOf(*recompute, "budget_met", 1) != 0;
+}
+
+const passes::PipelineRecord* PlanRun::recordOf(std::string_view pass) const {
+  for (auto it = run.history.rbegin(); it != run.history.rend(); ++it) {
+    if (it->step.pass == pass) return &*it;
+  }
+  return nullptr;
+}
+
+double statOf(const passes::PipelineRecord& record, std::string_view name, double fallback) {
+  for (const passes::PassStat& stat : record.result.stats) {
+    if (stat.name == name) return stat.value;
+  }
+  return fallback;
+}
+
 PlanSession::PlanSession(QObject* parent) : QObject(parent) {
   connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
     const QFuture<PlanOutcome> future = watcher_.future();
     if (future.resultCount() == 0) return;
     const PlanOutcome outcome = future.result();
     if (!outcome.run) {
+      if (outcome.cancelled && pendingBudget_) return;  // the budget run waiting for the frontier replaces it
       emit finished(false, outcome.error);
       return;
     }
@@ -79,30 +135,65 @@ PlanSession::PlanSession(QObject* parent) : QObject(parent) {
     emit finished(true, {});
     setCurrentStep(run_->stepCount() - 1);
   });
+  connect(&frontierWatcher_, &QFutureWatcherBase::finished, this, &PlanSession::onFrontierFinished);
 }
 
 PlanSession::~PlanSession() {
   if (cancel_) cancel_->store(true);
-  for (QFuture<PlanOutcome>& future : running_) future.waitForFinished();
+  if (frontierCancel_) frontierCancel_->store(true);
+  waitAll(running_);
+  waitAll(frontierRunning_);
 }
 
 void PlanSession::setGraph(std::shared_ptr<const io::Artifact> artifact, const QString& graphId,
                            std::shared_ptr<const ir::Graph> graph) {
   cancel();
+  if (frontierCancel_) frontierCancel_->store(true);
   artifact_ = std::move(artifact);
   graphId_ = graphId;
   graph_ = std::move(graph);
+  joint_ = graph_ && analysis::analyzeJoint(*graph_).joint;
+  basis_.reset();
+  frontier_.reset();
+  pendingBudget_.reset();
   run_.reset();
   currentStep_ = -1;
+  emit graphChanged();
   emit currentStepChanged(currentStep_);
 }
 
+void PlanSession::setHardware(const QString& idOrPath) {
+  if (idOrPath == hardware_) return;
+  if (frontierCancel_) frontierCancel_->store(true);
+  hardware_ = idOrPath;
+  basis_.reset();
+  frontier_.reset();
+}
+
 QString PlanSession::defaultPipeline() const {
-  if (graph_ && analysis::analyzeJoint(*graph_).joint) return QStringLiteral("split,fusion,recompute(policy=torch)");
+  if (joint_) return QStringLiteral("split,fusion,recompute(policy=torch)");
   return QStringLiteral("split,fusion");
 }
 
 void PlanSession::run(const QString& pipeline) {
+  pendingBudget_.reset();
+  startRun(pipeline, std::nullopt);
+}
+
+void PlanSession::runBudget(const BudgetRequest& request) {
+  if (joint_ && !frontier_) {
+    // The run starts once the frontier is there; a later request replaces this one.
+    pendingBudget_ = request;
+    cancel();
+    emit started(QString::fromStdString(budgetPipeline(request, true, true)));
+    requestFrontier();
+    return;
+  }
+  pendingBudget_.reset();
+  startRun({}, request);
+}
+
+void PlanSession::startRun(const QString& pipeline, std::optional<BudgetRequest> budget) {
   if (!artifact_ || !graph_) {
     emit finished(false, tr("No graph to plan"));
     return;
@@ -111,14 +202,55 @@ void PlanSession::run(const QString& pipeline) {
   cancel();
   std::erase_if(running_, [](const QFuture<PlanOutcome>& future) { return future.isFinished(); });
   cancel_ = std::make_shared<std::atomic<bool>>(false);
-  QFuture<PlanOutcome> future = QtConcurrent::run(planGraph, artifact_, graphId_, pipeline, cancel_);
+  QFuture<PlanOutcome> future =
+      QtConcurrent::run(planGraph, artifact_, graphId_, hardware_, basis_, frontier_, pipeline, budget, cancel_);
   running_.push_back(future);
   watcher_.setFuture(future);
-  emit started(pipeline);
+  emit started(budget ? QString::fromStdString(budgetPipeline(*budget, joint_, true)) : pipeline);
 }
 
 void PlanSession::cancel() {
   if (cancel_) cancel_->store(true);
+}
+
+void PlanSession::requestFrontier() {
+  if (!artifact_ || !graph_) return;
+  if (frontier_ || (basis_ && !joint_)) {
+    emit frontierReady(true, {});
+    return;
+  }
+  if (frontierWatcher_.isRunning() && frontierCancel_ && !frontierCancel_->load()) return;  // on its way
+  std::erase_if(frontierRunning_, [](const QFuture<FrontierOutcome>& future) { return future.isFinished(); });
+  frontierCancel_ = std::make_shared<std::atomic<bool>>(false);
+  QFuture<FrontierOutcome> future = QtConcurrent::run(frontierOf, artifact_, graphId_, hardware_, frontierCancel_);
+  frontierRunning_.push_back(future);
+  frontierWatcher_.setFuture(future);
+  emit frontierStarted();
+}
+
+void PlanSession::onFrontierFinished() {
+  const QFuture<FrontierOutcome> future = frontierWatcher_.future();
+  if (future.resultCount() == 0) return;
+  const FrontierOutcome outcome = future.result();
+  // A frontier of another graph or target, cancelled when that changed.
+  if (!outcome.error.isEmpty()) {
+    if (frontierCancel_ && frontierCancel_->load()) return;
+    emit frontierReady(false, outcome.error);
+    if (pendingBudget_) {
+      pendingBudget_.reset();
+      emit finished(false, outcome.error);
+    }
+    return;
+  }
+  if (outcome.basis->graph != graph_ || outcome.hardware != hardware_) return;
+  basis_ = outcome.basis;
+  frontier_ = outcome.frontier;
+  emit frontierReady(true, {});
+  if (pendingBudget_) {
+    const BudgetRequest request = *pendingBudget_;
+    pendingBudget_.reset();
+    startRun({}, request);
+  }
 }
 
 void PlanSession::setCurrentStep(int step) {
@@ -130,6 +262,11 @@ void PlanSession::setCurrentStep(int step) {
 const passes::PlannedStep* PlanSession::currentPlanned() const {
   if (!run_ || currentStep_ < 0) return nullptr;
   return &run_->planned[static_cast<size_t>(currentStep_)];
+}
+
+const StepGantt* PlanSession::currentGantt() const {
+  if (!run_ || currentStep_ < 0) return nullptr;
+  return &run_->gantt[static_cast<size_t>(currentStep_)];
 }
 
 }  // namespace lathe::views

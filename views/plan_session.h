@@ -1,6 +1,8 @@
 // Plans the selected graph: runs a pipeline on a worker thread (QtConcurrent) with progress and
-// cancel, keeps every step's plan state and planned step (schedule, memory timeline), and tracks
-// which step is current for the plan views. Starting a new run cancels the one in flight.
+// cancel, keeps every step's plan state, planned step (schedule, memory timeline) and simulated
+// streams (Gantt), and tracks which step is current for the plan views. Starting a new run cancels
+// the one in flight. For the budget panel it also computes the recompute frontier of a joint graph
+// once per target and runs budget plans from it (budget_plan.h).
 #pragma once
 
 #include <QFutureWatcher>
@@ -8,31 +10,56 @@
 #include <QString>
 #include <atomic>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "io/artifact.h"
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
+#include "views/budget_plan.h"
+#include "views/step_gantt.h"
 
 namespace lathe::views {
 
 // A finished run: the graph it planned, the pipeline, and per step (initial, then one per pass)
-// the planned step that step's state makes.
+// the planned step that step's state makes and its simulated streams.
 struct PlanRun {
+  std::shared_ptr<const PlanBasis> basis;  // the graph's inputs and the target it was planned on
   std::shared_ptr<const ir::Graph> graph;
   QString graphId;
   QString pipeline;
+  QString hardware;  // the target's name ("NVIDIA H200 SXM 141GB")
   passes::PipelineRun run;
   std::vector<passes::PlannedStep> planned;  // planned[0] is the initial state's
+  std::vector<StepGantt> gantt;              // parallel to planned
+  std::optional<BudgetRequest> budget;       // set for the budget panel's runs
 
   [[nodiscard]] int stepCount() const { return static_cast<int>(planned.size()); }
   [[nodiscard]] const plan::PlanState& stateAt(int step) const;
+  // The step time the last step estimates: the simulated offload step where weights stream, else
+  // the sum of the executions' estimated times.
+  [[nodiscard]] double stepEstimateSeconds() const;
+  // False when a budget run's recompute could not bring the peak down to the budget.
+  [[nodiscard]] bool budgetMet() const;
+  // The last step of a pass ("recompute"), null when the pipeline has none.
+  [[nodiscard]] const passes::PipelineRecord* recordOf(std::string_view pass) const;
 };
+
+// A statistic of a pipeline step ("peak_bytes"), `fallback` when the pass did not report it.
+[[nodiscard]] double statOf(const passes::PipelineRecord& record, std::string_view name, double fallback = 0);
 
 struct PlanOutcome {
   std::shared_ptr<const PlanRun> run;
   QString error;
   bool cancelled = false;
+};
+
+struct FrontierOutcome {
+  QString hardware;  // as asked for
+  std::shared_ptr<const PlanBasis> basis;
+  std::shared_ptr<const passes::BudgetFrontier> frontier;  // null for a graph that is not joint
+  QString error;
 };
 
 class PlanSession : public QObject {
@@ -46,10 +73,24 @@ class PlanSession : public QObject {
   // The graph to plan: one of the artifact's, with its listing id. Clears the last run.
   void setGraph(std::shared_ptr<const io::Artifact> artifact, const QString& graphId,
                 std::shared_ptr<const ir::Graph> graph);
+  [[nodiscard]] bool hasGraph() const { return graph_ != nullptr; }
+  [[nodiscard]] bool jointGraph() const { return joint_; }
+  // The target: a built-in hardware id ("h200") or a lathe.hw/1 JSON file. Drops the frontier.
+  void setHardware(const QString& idOrPath);
+  [[nodiscard]] const QString& hardware() const { return hardware_; }
   // The pipeline `lathe plan` runs by default: recompute with torch's policy for a joint graph.
   [[nodiscard]] QString defaultPipeline() const;
   void run(const QString& pipeline);
   void cancel();
+
+  // Computes the recompute frontier of the joint graph on the target in the background, once;
+  // frontierReady when it is there (at once when it already is).
+  void requestFrontier();
+  [[nodiscard]] const std::shared_ptr<const passes::BudgetFrontier>& frontier() const { return frontier_; }
+  [[nodiscard]] bool frontierBusy() const { return frontierWatcher_.isRunning(); }
+  // Plans split,fusion,recompute(policy=budget),offload(policy=heuristic) for a joint graph from its
+  // frontier (computed first when missing); split,fusion,offload for other graphs.
+  void runBudget(const BudgetRequest& request);
 
   [[nodiscard]] bool busy() const { return watcher_.isRunning(); }
   [[nodiscard]] const std::shared_ptr<const PlanRun>& planRun() const { return run_; }
@@ -57,20 +98,37 @@ class PlanSession : public QObject {
   // Makes a step (0 = initial state) the one the plan views show; out-of-range steps are ignored.
   void setCurrentStep(int step);
   [[nodiscard]] const passes::PlannedStep* currentPlanned() const;
+  [[nodiscard]] const StepGantt* currentGantt() const;
 
  signals:
+  // A new graph (or none) was set; the last run and the frontier are gone.
+  void graphChanged();
   void started(const QString& pipeline);
   // ok is false when the run failed or was cancelled; error says why.
   void finished(bool ok, const QString& error);
   void currentStepChanged(int step);
+  void frontierStarted();
+  // ok is false when it failed (error says why); a graph that is not joint has no frontier.
+  void frontierReady(bool ok, const QString& error);
 
  private:
+  void startRun(const QString& pipeline, std::optional<BudgetRequest> budget);
+  void onFrontierFinished();
+
   QFutureWatcher<PlanOutcome> watcher_;
+  QFutureWatcher<FrontierOutcome> frontierWatcher_;
   std::shared_ptr<std::atomic<bool>> cancel_;
+  std::shared_ptr<std::atomic<bool>> frontierCancel_;
   std::vector<QFuture<PlanOutcome>> running_;
+  std::vector<QFuture<FrontierOutcome>> frontierRunning_;
   std::shared_ptr<const io::Artifact> artifact_;
   std::shared_ptr<const ir::Graph> graph_;
   QString graphId_;
+  bool joint_ = false;
+  QString hardware_ = QStringLiteral("h200");
+  std::shared_ptr<const PlanBasis> basis_;
+  std::shared_ptr<const passes::BudgetFrontier> frontier_;
+  std::optional<BudgetRequest> pendingBudget_;  // waits for the frontier
   std::shared_ptr<const PlanRun> run_;
   int currentStep_ = -1;
 };

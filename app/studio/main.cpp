@@ -9,7 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 
+#include "language.h"
 #include "main_window.h"
 #include "views/graph_view.h"
 #include "views/plan_session.h"
@@ -23,15 +26,30 @@ constexpr int kExitInternal = 3;
 
 const QSize kScreenshotSize(1600, 1000);
 
-// Views that --view accepts; the gantt and guards plan views are not built yet.
-const QStringList kAvailableViews{QStringLiteral("graph"), QStringLiteral("nodes"), QStringLiteral("timeline"),
-                                  QStringLiteral("pipeline")};
+// Views that --view accepts.
+const QStringList kAvailableViews{QStringLiteral("graph"),    QStringLiteral("nodes"), QStringLiteral("timeline"),
+                                  QStringLiteral("pipeline"), QStringLiteral("gantt"), QStringLiteral("guards"),
+                                  QStringLiteral("code")};
+
+// The centre tab a view shows; the plan views share the window with the node table.
+lathe::studio::MainWindow::CentralView centralViewFor(const QString& view, bool planView) {
+  using CentralView = lathe::studio::MainWindow::CentralView;
+  if (view == QStringLiteral("guards")) return CentralView::Guards;
+  if (view == QStringLiteral("code")) return CentralView::Code;
+  return view == QStringLiteral("nodes") || planView ? CentralView::Nodes : CentralView::Graph;
+}
 
 bool wantsScreenshot(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--screenshot") == 0 || std::strncmp(argv[i], "--screenshot=", 13) == 0) return true;
   }
   return false;
+}
+
+QStringList languageCodes() {
+  QStringList codes;
+  for (const lathe::studio::Language& shipped : lathe::studio::availableLanguages()) codes << shipped.code;
+  return codes;
 }
 
 void printError(const QString& message) {
@@ -43,12 +61,13 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
   MainWindow window(MainWindow::Options{.useSettings = false});
   window.resize(kScreenshotSize);
   // The plan views share the window with the node table, which is ready as soon as the graph is.
-  const bool planView = view == QStringLiteral("timeline") || view == QStringLiteral("pipeline");
-  window.showCentralView(view == QStringLiteral("nodes") || planView ? MainWindow::CentralView::Nodes
-                                                                     : MainWindow::CentralView::Graph);
+  const bool planView =
+      view == QStringLiteral("timeline") || view == QStringLiteral("pipeline") || view == QStringLiteral("gantt");
+  window.showCentralView(centralViewFor(view, planView));
   window.show();
   if (planView) {
     window.showPlanView(view == QStringLiteral("timeline") ? MainWindow::PlanView::Timeline
+                        : view == QStringLiteral("gantt")  ? MainWindow::PlanView::Gantt
                                                            : MainWindow::PlanView::Pipeline);
   }
   int exitCode = 0;
@@ -97,6 +116,8 @@ int main(int argc, char** argv) {
   QApplication::setOrganizationName(QStringLiteral("Lathe"));
   QApplication::setApplicationName(QStringLiteral("lathe-studio"));
   QApplication::setApplicationVersion(QStringLiteral(LATHE_VERSION));
+  // Before any string is read: --help and the window speak the chosen language.
+  lathe::studio::applyLanguage(lathe::studio::savedLanguage());
 
   QCommandLineParser parser;
   parser.setApplicationDescription(
@@ -115,12 +136,27 @@ int main(int argc, char** argv) {
                                 QCoreApplication::translate("main", "View to show in the screenshot: %1.")
                                     .arg(kAvailableViews.join(QStringLiteral(", "))),
                                 QCoreApplication::translate("main", "name"), kAvailableViews.first());
+  const QCommandLineOption language(
+      QStringLiteral("language"),
+      QCoreApplication::translate("main", "Interface language for this run: %1 (default: the one chosen in the "
+                                          "Language menu, else the system's).")
+          .arg(languageCodes().join(QStringLiteral(", "))),
+      QCoreApplication::translate("main", "code"));
   parser.addOption(screenshot);
   parser.addOption(view);
+  parser.addOption(language);
   parser.addPositionalArgument(QStringLiteral("path"),
                                QCoreApplication::translate("main", "Artifact to open (default: the bundled example)."),
                                QStringLiteral("[path]"));
   parser.process(app);
+  if (parser.isSet(language)) {
+    if (!languageCodes().contains(parser.value(language))) {
+      printError(QCoreApplication::translate("main", "unknown language '%1'; available: %2")
+                     .arg(parser.value(language), languageCodes().join(QStringLiteral(", "))));
+      return kExitUsage;
+    }
+    lathe::studio::applyLanguage(parser.value(language));
+  }
 
   const QStringList positional = parser.positionalArguments();
   if (positional.size() > 1) {
@@ -140,8 +176,20 @@ int main(int argc, char** argv) {
 
   if (parser.isSet(screenshot)) return takeScreenshot(parser.value(screenshot), path, parser.value(view));
 
-  lathe::studio::MainWindow window(lathe::studio::MainWindow::Options{});
-  window.show();
-  window.openPath(path);
+  // A language change rebuilds the window, so that every string is read again, on the same capture
+  // and with the same layout (the old window saves it as it closes; the new one restores it).
+  using lathe::studio::MainWindow;
+  std::unique_ptr<MainWindow> window;
+  std::function<void(const QString&)> openWindow = [&](const QString& openedPath) {
+    auto next = std::make_unique<MainWindow>(MainWindow::Options{});
+    QObject::connect(next.get(), &MainWindow::languageChanged, next.get(), [&] {
+      QTimer::singleShot(0, [&] { openWindow(window->currentPath()); });
+    });
+    next->show();
+    if (window) window->close();
+    next->openPath(openedPath);
+    window = std::move(next);
+  };
+  openWindow(path);
   return QApplication::exec();
 }

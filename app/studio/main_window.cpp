@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
@@ -28,16 +29,25 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "io/fx_text.h"
+#include "language.h"
 #include "views/artifact_loader.h"
 #include "views/artifact_tree_model.h"
+#include "views/budget_panel.h"
+#include "views/code_view.h"
 #include "views/diagnostics_model.h"
 #include "views/formatting.h"
+#include "views/gantt_view.h"
 #include "views/graph_nodes_model.h"
 #include "views/graph_view.h"
+#include "views/guards_view.h"
 #include "views/memory_timeline_view.h"
 #include "views/node_inspector.h"
+#include "views/pareto_view.h"
 #include "views/pipeline_panel.h"
 #include "views/plan_session.h"
+#include "views/saved_tensor_ledger_model.h"
+#include "views/stage_links.h"
 
 namespace lathe::studio {
 
@@ -75,6 +85,8 @@ MainWindow::MainWindow(Options options, QWidget* parent)
 
   createWidgets();
   createDocks();
+  createPlanDocks();
+  createStageViews();
   createMenus();
 
   connect(loader_, &views::ArtifactLoader::started, this, [this](const QString& path) {
@@ -123,7 +135,18 @@ void MainWindow::createWidgets() {
   search_->setMinimumWidth(300);
   auto* focusSearch = new QAction(tr("Find Node"), this);
   focusSearch->setShortcut(QKeySequence::Find);
-  connect(focusSearch, &QAction::triggered, search_, [this] { search_->setFocus(Qt::ShortcutFocusReason); });
+  connect(focusSearch, &QAction::triggered, search_, [this] {
+    // On the graph tab Ctrl+F searches the drawing (and jumps); on the nodes tab it filters the table.
+    if (centralTabs_->currentWidget() == graphView_) {
+      graphView_->focusSearch();
+    } else if (centralTabs_->currentWidget() == guardsView_) {
+      guardsView_->focusSearch();
+    } else if (centralTabs_->currentWidget() == codeView_) {
+      codeView_->showFindBar();
+    } else {
+      search_->setFocus(Qt::ShortcutFocusReason);
+    }
+  });
   addAction(focusSearch);
   header->addWidget(graphTitle_, 1);
   header->addWidget(search_);
@@ -133,6 +156,7 @@ void MainWindow::createWidgets() {
   centralTabs_->setObjectName(QStringLiteral("centralTabs"));
   centralTabs_->setDocumentMode(true);
   graphView_ = new views::GraphView(centralTabs_);
+  graphView_->setPlanSession(planSession_);
   nodesTable_ = new QTableView(centralTabs_);
   nodesTable_->setObjectName(QStringLiteral("nodesTable"));
   nodesTable_->setModel(nodesProxy_);
@@ -208,6 +232,69 @@ void MainWindow::createDocks() {
   }
 }
 
+void MainWindow::createPlanDocks() {
+  budgetPanel_ = new views::BudgetPanel(planSession_, this);
+  ganttView_ = new views::GanttView(planSession_, this);
+  paretoView_ = new views::ParetoView(planSession_, this);
+  savedTensorModel_ = new views::SavedTensorLedgerModel(this);
+  savedTensorProxy_ = new QSortFilterProxyModel(this);
+  savedTensorProxy_->setSourceModel(savedTensorModel_);
+  savedTensorProxy_->setSortRole(views::SavedTensorLedgerModel::kSortRole);
+  savedTensorTable_ = new QTableView(this);
+  savedTensorTable_->setObjectName(QStringLiteral("savedTensorTable"));
+  savedTensorTable_->setModel(savedTensorProxy_);
+  savedTensorTable_->setSortingEnabled(true);
+  savedTensorTable_->sortByColumn(views::SavedTensorLedgerModel::BytesColumn, Qt::DescendingOrder);
+  savedTensorTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  savedTensorTable_->setSelectionMode(QAbstractItemView::SingleSelection);
+  savedTensorTable_->setAlternatingRowColors(true);
+  savedTensorTable_->setWordWrap(false);
+  savedTensorTable_->verticalHeader()->hide();
+  savedTensorTable_->verticalHeader()->setDefaultSectionSize(savedTensorTable_->fontMetrics().height() + 6);
+  savedTensorTable_->horizontalHeader()->setStretchLastSection(true);
+
+  auto addPlanDock = [this](QWidget* widget, const QString& title, const char* name) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(QString::fromLatin1(name));
+    dock->setWidget(widget);
+    addDockWidget(Qt::BottomDockWidgetArea, dock);
+    return dock;
+  };
+  ganttDock_ = addPlanDock(ganttView_, tr("Gantt"), "ganttDock");
+  savedTensorDock_ = addPlanDock(savedTensorTable_, tr("Saved tensors"), "savedTensorDock");
+  paretoDock_ = addPlanDock(paretoView_, tr("Pareto"), "paretoDock");
+  budgetDock_ = new QDockWidget(tr("Budget"), this);
+  budgetDock_->setObjectName(QStringLiteral("budgetDock"));
+  budgetDock_->setWidget(budgetPanel_);
+  // The plots share the bottom as tabs at full width, the frontier beside them; the budget
+  // controls sit with the inspector, so the plots stay in view while the sliders move.
+  splitDockWidget(timelineDock_, paretoDock_, Qt::Horizontal);
+  tabifyDockWidget(timelineDock_, ganttDock_);
+  tabifyDockWidget(timelineDock_, savedTensorDock_);
+  auto* inspectorDock = qobject_cast<QDockWidget*>(inspector_->parentWidget());
+  tabifyDockWidget(inspectorDock, budgetDock_);
+  inspectorDock->raise();
+  timelineDock_->raise();
+  // Tabs and splits reset the widths createDocks gave the side columns.
+  resizeDocks({findChild<QDockWidget*>(QStringLiteral("artifactDock")), inspectorDock}, {380, 400}, Qt::Horizontal);
+  resizeDocks({timelineDock_, paretoDock_}, {1000, 420}, Qt::Horizontal);
+  for (QDockWidget* dock : {budgetDock_, ganttDock_, paretoDock_, savedTensorDock_}) {
+    viewMenu_->addAction(dock->toggleViewAction());
+  }
+
+  connect(ganttView_, &views::GanttView::nodeClicked, this, &MainWindow::selectNode);
+  connect(paretoView_, &views::ParetoView::budgetPicked, budgetPanel_, &views::BudgetPanel::setBudgetBytes);
+  connect(planSession_, &views::PlanSession::currentStepChanged, this, [this](int step) {
+    savedTensorModel_->setPlan(planSession_->planRun(), step);
+    savedTensorTable_->resizeColumnsToContents();
+  });
+  connect(savedTensorTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) {
+            const ir::NodeId node = savedTensorModel_->nodeAt(savedTensorProxy_->mapToSource(current));
+            if (node != ir::kNoNode) selectNode(node);
+          });
+}
+
 void MainWindow::createMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* openFile = file->addAction(tr("&Open File…"), this, &MainWindow::openFileDialog);
@@ -215,12 +302,19 @@ void MainWindow::createMenus() {
   file->addAction(tr("Open &Folder…"), this, &MainWindow::openDirectoryDialog);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   file->addAction(tr("Open &Example"), this, [this] { openPath(exampleArtifactPath()); });
+  file->addAction(tr("Load Memory &Snapshot onto the Timeline…"), this, [this] {
+    showPlanView(PlanView::Timeline);
+    timelineView_->chooseSnapshot();
+  });
+  file->addSeparator();
+  file->addAction(tr("&Export View…"), this, &MainWindow::exportGraphDialog);
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
   rebuildRecentMenu();
 
   menuBar()->addMenu(viewMenu_);
+  createLanguageMenu();
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Lathe Studio"), this, [this] {
@@ -229,6 +323,26 @@ void MainWindow::createMenus() {
                           "torch.export archives, CUDA memory snapshots).")
                            .arg(QApplication::applicationVersion()));
   });
+}
+
+QString MainWindow::currentPath() const { return loader_->path(); }
+
+void MainWindow::createLanguageMenu() {
+  QMenu* languageMenu = viewMenu_->addMenu(tr("&Language"));
+  auto* group = new QActionGroup(languageMenu);
+  const QString current = savedLanguage();
+  for (const Language& language : availableLanguages()) {
+    QAction* action = languageMenu->addAction(language.nativeName);
+    action->setCheckable(true);
+    action->setChecked(language.code == current);
+    group->addAction(action);
+    connect(action, &QAction::triggered, this, [this, code = language.code] {
+      if (code == savedLanguage()) return;
+      saveLanguage(code);
+      applyLanguage(code);
+      emit languageChanged();
+    });
+  }
 }
 
 QString MainWindow::exampleArtifactPath() {
@@ -251,6 +365,22 @@ void MainWindow::openFileDialog() {
   if (!path.isEmpty()) openPath(path);
 }
 
+void MainWindow::exportGraphDialog() {
+  if (!graphView_->layout()) {
+    statusBar()->showMessage(tr("No graph is drawn yet: select one in the artifact tree."));
+    return;
+  }
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export the graph view"), {},
+                                                    tr("SVG image (*.svg);;PNG image (*.png)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (graphView_->exportView(path, &error)) {
+    statusBar()->showMessage(tr("Exported the graph view to %1").arg(path));
+  } else {
+    QMessageBox::warning(this, tr("Export the graph view"), error);
+  }
+}
+
 void MainWindow::openDirectoryDialog() {
   const QString path = QFileDialog::getExistingDirectory(this, tr("Open a folder of TORCH_TRACE rank logs"));
   if (!path.isEmpty()) openPath(path);
@@ -266,6 +396,7 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
     return;
   }
   inspector_->clear();
+  resetStageViews(outcome.artifact);
   nodesModel_->setGraph(nullptr, {});
   graphView_->clear();
   planSession_->setGraph(nullptr, {}, nullptr);
@@ -329,11 +460,14 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
     diagnosticsDock_->show();
     diagnosticsDock_->raise();
   }
+  if (showGuardsOrCode(treeIndex)) return;
   auto graph = treeModel_->graphAt(treeIndex);
   if (!graph) return;  // a compile, guards or diagnostics item: keep the graph on show
   const QString id = treeModel_->graphIdAt(treeIndex);
+  const QString previousGraphId = nodesModel_->graphId();
+  const ir::NodeId previousNode = selectedNode();
   nodesModel_->setGraph(graph, id);
-  graphView_->setGraph(graph, id);
+  graphView_->setGraph(graph, id, treeModel_->artifact());
   planSession_->setGraph(treeModel_->artifact(), id, graph);
   pipelinePanel_->setPipelineText(planSession_->defaultPipeline());
   planSession_->run(planSession_->defaultPipeline());
@@ -346,6 +480,11 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
   for (int column = 0; column < header->count(); ++column) {
     header->resizeSection(column, std::min(header->sectionSize(column), kMaxNodeColumnWidth));
   }
+  followSelection(previousGraphId, previousNode);
+  if (!keepCode_) {  // a graph the user picked: the code tab shows its FX text
+    codeShowsFx_ = true;
+    if (centralTabs_->currentWidget() == codeView_) showFxText();
+  }
 }
 
 void MainWindow::showNode(ir::NodeId node) {
@@ -354,7 +493,7 @@ void MainWindow::showNode(ir::NodeId node) {
     inspector_->clear();
     return;
   }
-  inspector_->setNode(nodesModel_->graph(), node);
+  inspector_->setNode(nodesModel_->graph(), node, stageLinks_->linksOf(nodesModel_->graphId(), node));
 }
 
 void MainWindow::selectNode(ir::NodeId node) {
@@ -368,15 +507,31 @@ void MainWindow::selectNode(ir::NodeId node) {
 }
 
 void MainWindow::showCentralView(CentralView view) {
-  centralTabs_->setCurrentWidget(view == CentralView::Graph ? static_cast<QWidget*>(graphView_) : nodesTable_);
+  switch (view) {
+    case CentralView::Graph: centralTabs_->setCurrentWidget(graphView_); break;
+    case CentralView::Nodes: centralTabs_->setCurrentWidget(nodesTable_); break;
+    case CentralView::Guards: centralTabs_->setCurrentWidget(guardsView_); break;
+    case CentralView::Code: centralTabs_->setCurrentWidget(codeView_); break;
+  }
 }
 
 void MainWindow::showPlanView(PlanView view) {
-  QDockWidget* dock = view == PlanView::Timeline ? timelineDock_ : pipelineDock_;
+  QDockWidget* dock = pipelineDock_;
+  switch (view) {
+    case PlanView::Timeline: dock = timelineDock_; break;
+    case PlanView::Pipeline: dock = pipelineDock_; break;
+    case PlanView::Gantt: dock = ganttDock_; break;
+    case PlanView::Budget: dock = budgetDock_; break;
+    case PlanView::Pareto: dock = paretoDock_; break;
+    case PlanView::SavedTensors: dock = savedTensorDock_; break;
+  }
   dock->show();
   dock->raise();
-  if (view == PlanView::Timeline) {
-    resizeDocks({timelineDock_}, {height() * 2 / 5}, Qt::Vertical);
+  if (view == PlanView::Budget) {
+    resizeDocks({budgetDock_}, {460}, Qt::Horizontal);
+    resizeDocks({budgetDock_}, {320}, Qt::Vertical);
+  } else if (view != PlanView::Pipeline) {
+    resizeDocks({dock}, {height() * 2 / 5}, Qt::Vertical);
   } else {
     resizeDocks({pipelineDock_}, {520}, Qt::Horizontal);
     resizeDocks({pipelineDock_}, {height() * 3 / 5}, Qt::Vertical);
@@ -426,6 +581,99 @@ void MainWindow::dropEvent(QDropEvent* event) {
   if (urls.isEmpty() || !urls.first().isLocalFile()) return;
   openPath(urls.first().toLocalFile());
   event->acceptProposedAction();
+}
+
+// --- Guards, code and the selection across graph stages -------------------------------------------
+
+void MainWindow::createStageViews() {
+  stageLinks_ = std::make_unique<views::StageLinks>();
+  guardsView_ = new views::GuardsView(centralTabs_);
+  codeView_ = new views::CodeView(centralTabs_);
+  centralTabs_->addTab(guardsView_, tr("Guards"));
+  centralTabs_->addTab(codeView_, tr("Code"));
+  connect(inspector_, &views::NodeInspector::stageNodeActivated, this, &MainWindow::selectGraphNode);
+  connect(codeView_, &views::CodeView::nodeActivated, this, [this](const QString& graphId, ir::NodeId node) {
+    keepCode_ = true;
+    selectGraphNode(graphId, node);
+    keepCode_ = false;
+  });
+  connect(centralTabs_, &QTabWidget::currentChanged, this, [this] {
+    if (centralTabs_->currentWidget() == codeView_ && codeShowsFx_) showFxText();
+  });
+}
+
+void MainWindow::resetStageViews(const std::shared_ptr<const io::Artifact>& artifact) {
+  stageLinks_->setArtifact(artifact);
+  guardsView_->setArtifact(artifact);
+  codeShowsFx_ = true;
+  codeView_->clear();
+}
+
+bool MainWindow::showGuardsOrCode(const QModelIndex& treeIndex) {
+  using Kind = views::ArtifactTreeModel::ItemKind;
+  const auto kind = static_cast<Kind>(treeIndex.data(views::ArtifactTreeModel::kItemKindRole).toInt());
+  const QVariant compile = treeIndex.data(views::ArtifactTreeModel::kCompileIndexRole);
+  if (kind == Kind::Guards && compile.isValid()) {
+    guardsView_->showCompile(compile.toInt());
+    showCentralView(CentralView::Guards);
+    return true;
+  }
+  const QVariant event = treeIndex.data(views::ArtifactTreeModel::kCodeEventRole);
+  const auto& artifact = treeModel_->artifact();
+  if (kind != Kind::Code || !event.isValid() || !artifact || !artifact->trace) return false;
+  // Inductor names source nodes after the Dynamo graph, or after the AOT graph (backward nodes).
+  std::vector<views::CodeGraph> graphs;
+  const QString postGradId = treeIndex.data(views::ArtifactTreeModel::kCodeGraphRole).toString();
+  const io::TraceCompile& traceCompile = artifact->trace->compiles[static_cast<size_t>(compile.toInt())];
+  for (size_t graphIndex : traceCompile.graphs) {
+    const io::GraphEntry& entry = artifact->trace->graphs[graphIndex];
+    if (entry.kind == "dynamo_output_graph" && entry.parent.empty())
+      graphs.insert(graphs.begin(), {views::toQString(entry.id), entry.graph});
+    else if (views::toQString(entry.id) == postGradId)
+      graphs.push_back({postGradId, entry.graph});
+  }
+  codeShowsFx_ = false;
+  codeView_->setCode(tr("%1 · %2").arg(views::toQString(traceCompile.id), treeIndex.data().toString()),
+                     views::toQString(artifact->trace->events[static_cast<size_t>(event.toLongLong())].payload),
+                     views::CodeLanguage::Python, std::move(graphs));
+  showCentralView(CentralView::Code);
+  return true;
+}
+
+void MainWindow::showFxText() {
+  const auto& graph = nodesModel_->graph();
+  if (!graph) return;
+  codeShowsFx_ = true;
+  // Printing a large graph takes a moment; skip it when the text on show is this graph's already.
+  const QString title = tr("%1 · FX graph").arg(nodesModel_->graphId());
+  if (codeView_->title() != title) {
+    codeView_->setCode(title, views::toQString(io::printFxText(*graph)), views::CodeLanguage::Python,
+                       {{nodesModel_->graphId(), graph}});
+  }
+  if (const ir::NodeId node = selectedNode(); node < graph->size())
+    codeView_->revealDefinition(views::toQString(graph->name(node)));
+}
+
+QString MainWindow::shownGraphId() const {
+  return nodesModel_->graphId();
+}
+
+ir::NodeId MainWindow::selectedNode() const {
+  return inspector_->node();
+}
+
+bool MainWindow::selectGraphNode(const QString& graphId, ir::NodeId node) {
+  if (graphId != nodesModel_->graphId() && !selectGraph(graphId)) return false;
+  selectNode(node);
+  nodesTable_->scrollTo(nodesTable_->currentIndex(), QAbstractItemView::PositionAtCenter);
+  return selectedNode() == node;
+}
+
+void MainWindow::followSelection(const QString& previousGraphId, ir::NodeId previousNode) {
+  const ir::NodeId node = stageLinks_->follow(previousGraphId, previousNode, nodesModel_->graphId());
+  if (node == ir::kNoNode) return;
+  selectNode(node);
+  nodesTable_->scrollTo(nodesTable_->currentIndex(), QAbstractItemView::PositionAtCenter);
 }
 
 }  // namespace lathe::studio

@@ -1,6 +1,7 @@
-// The graph view on real samples: a Graphviz layout for every graph of a capture and of a .pt2
-// (one box per node but the output, finite coordinates, an edge per input relation), one node
-// selection shared by the graph view, the node table and the inspector, and --view screenshots.
+// The graph view on real samples: the clustered layout of every graph of a capture and of a .pt2,
+// opened all the way (one box per node but the output, finite coordinates, nodes inside their
+// cluster's frame, an edge per input relation), one node selection shared by the graph view, the
+// node table and the inspector, and --view screenshots.
 #include "views/graph_view.h"
 
 #include <QElapsedTimer>
@@ -11,15 +12,15 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
-
-#include "studio_process.h"
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <utility>
 
 #include "io/artifact.h"
 #include "main_window.h"
-#include "views/graph_layout.h"
+#include "studio_process.h"
+#include "views/graph_clusters.h"
 #include "views/graph_nodes_model.h"
 #include "views/node_inspector.h"
 
@@ -37,7 +38,9 @@ bool finite(const lathe::views::LayoutRect& rect) {
          rect.width > 0 && rect.height > 0;
 }
 
-// Checks the layout of every graph of an artifact against the graph it was made from.
+// Lays out every graph of an artifact with every cluster open and every fold unfolded, and checks
+// the drawing against the graph: one box per node but the output, inside the bounds, and one edge
+// per input relation.
 void checkEveryGraph(const QString& path) {
   const auto artifact = lathe::io::loadArtifact(path.toStdString());
   const auto listings = artifact.graphs();
@@ -46,16 +49,37 @@ void checkEveryGraph(const QString& path) {
     const lathe::ir::Graph& graph = *listing.graph;
     QElapsedTimer timer;
     timer.start();
-    const lathe::views::GraphLayout layout = lathe::views::layoutGraph(graph);
-    qInfo("%s: %zu nodes laid out in %lld ms", listing.id.c_str(), graph.size(), timer.elapsed());
+    const lathe::views::ClusterTree tree = lathe::views::buildClusterTree(
+        graph, lathe::views::groupNodes(graph, lathe::io::dynamoGraphOf(listings, listing)));
+    lathe::views::ExpansionState open;
+    open.expanded.assign(tree.clusters.size(), 1);
+    open.unfolded.assign(tree.folds.size(), 1);
+    lathe::views::LevelCache levels;
+    const lathe::views::SceneLayout layout = lathe::views::composeLayout(graph, tree, open, levels);
+    qInfo("%s: %zu nodes in %zu clusters laid out in %lld ms", listing.id.c_str(), graph.size(), tree.clusters.size(),
+          timer.elapsed());
+    QCOMPARE(layout.boxes.size(), size_t{0});
+    QCOMPARE(layout.levelsLaidOut, levels.size());
 
     std::set<NodeId> boxed;
-    for (const auto& node : layout.nodes) {
-      QVERIFY(graph.node(node.node).kind != lathe::ir::NodeKind::Output);
-      QVERIFY(finite(node.rect));
-      QVERIFY(node.rect.x >= -1 && node.rect.x + node.rect.width <= layout.bounds.width + 1);
-      QVERIFY(node.rect.y >= -1 && node.rect.y + node.rect.height <= layout.bounds.height + 1);
-      QVERIFY(boxed.insert(node.node).second);
+    for (const auto& [node, rect] : layout.nodes) {
+      QVERIFY(graph.node(node).kind != lathe::ir::NodeKind::Output);
+      QVERIFY(finite(rect));
+      QVERIFY(rect.x >= -1 && rect.x + rect.width <= layout.bounds.width + 1);
+      QVERIFY(rect.y >= -1 && rect.y + rect.height <= layout.bounds.height + 1);
+      QVERIFY(boxed.insert(node).second);
+    }
+    for (const auto& frame : layout.frames) {
+      QVERIFY(finite(frame.rect));
+      // A node of the cluster lies inside the cluster's frame.
+      const auto& members = tree.clusters[static_cast<size_t>(frame.cluster)].subtree;
+      const NodeId member = members.front();
+      const auto found = std::find_if(layout.nodes.begin(), layout.nodes.end(),
+                                      [&](const auto& entry) { return entry.first == member; });
+      QVERIFY(found != layout.nodes.end());
+      QVERIFY(found->second.x >= frame.rect.x && found->second.y >= frame.rect.y);
+      QVERIFY(found->second.x + found->second.width <= frame.rect.x + frame.rect.width + 0.01);
+      QVERIFY(found->second.y + found->second.height <= frame.rect.y + frame.rect.height + 0.01);
     }
     size_t nonOutput = 0;
     std::set<std::pair<NodeId, NodeId>> relations;
@@ -67,14 +91,14 @@ void checkEveryGraph(const QString& path) {
     QCOMPARE(layout.nodes.size(), nonOutput);
     std::set<std::pair<NodeId, NodeId>> drawn;
     for (const auto& edge : layout.edges) {
-      QVERIFY(edge.spline.size() >= 2);
-      for (const auto& point : edge.spline) QVERIFY(std::isfinite(point.x) && std::isfinite(point.y));
-      drawn.emplace(edge.from, edge.to);
+      QVERIFY(edge.from.kind == lathe::views::Shown::Kind::Node && edge.to.kind == lathe::views::Shown::Kind::Node);
+      QVERIFY(std::isfinite(edge.start.x) && std::isfinite(edge.start.y));
+      QVERIFY(std::isfinite(edge.end.x) && std::isfinite(edge.end.y));
+      drawn.emplace(edge.from.index, edge.to.index);
     }
     QCOMPARE(drawn, relations);
   }
 }
-
 
 QImage screenshot(const QTemporaryDir& dir, const QString& view) {
   const QString png = dir.filePath(view + QStringLiteral(".png"));
@@ -119,7 +143,7 @@ void GraphViewTest::selectionIsShared() {
   QCOMPARE(inspector->node(), tableNode());
 
   // A click on a box in the view selects that node in the table and the inspector.
-  const NodeId clicked = view->layout()->nodes.back().node;
+  const NodeId clicked = view->layout()->nodes.back().first;
   QVERIFY(clicked != tableNode());
   view->centerOn(view->nodeCentre(clicked));
   QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->mapFromScene(view->nodeCentre(clicked)));
@@ -128,7 +152,7 @@ void GraphViewTest::selectionIsShared() {
   QCOMPARE(inspector->node(), clicked);
 
   // Selecting a row selects and centres the box.
-  const NodeId chosen = view->layout()->nodes.front().node;
+  const NodeId chosen = view->layout()->nodes.front().first;
   table->setCurrentIndex(proxy->mapFromSource(nodes->indexOfNode(chosen)));
   QCOMPARE(view->selectedNode(), chosen);
   QCOMPARE(inspector->node(), chosen);

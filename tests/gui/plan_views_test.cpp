@@ -1,6 +1,8 @@
 // The plan views on real captures: the default pipeline runs in the background when a graph is
 // selected, the Pipeline dock steps through its states, the memory timeline plots the planned
 // step's peak and picks nodes, and lathe-studio screenshots the plan views.
+#include <qcustomplot.h>
+
 #include <QImage>
 #include <QListWidget>
 #include <QPushButton>
@@ -10,12 +12,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "studio_process.h"
-#include <qcustomplot.h>
-
 #include "analysis/graph_inputs.h"
 #include "io/artifact.h"
 #include "main_window.h"
+#include "studio_process.h"
 #include "views/memory_timeline_view.h"
 #include "views/node_inspector.h"
 #include "views/pipeline_panel.h"
@@ -51,12 +51,15 @@ uint64_t plannedPeak(const QString& path, const std::string& graphId, const std:
   const lathe::ir::Graph* dynamo = lathe::io::dynamoGraphOf(graphs, *listing);
   const lathe::analysis::GraphInputs inputs = lathe::analysis::inferGraphInputs(*listing->graph, dynamo);
   const lathe::hw::HwProfile hw = lathe::hw::resolveHwProfile("h200");
-  const lathe::passes::PassContext context{*listing->graph, inputs, hw, lathe::ir::OpRegistry::global(), {},
-                                                   lathe::io::compiledByInductor(graphs, *listing)};
+  const lathe::passes::PassContext context{*listing->graph,
+                                           inputs,
+                                           hw,
+                                           lathe::ir::OpRegistry::global(),
+                                           {},
+                                           lathe::io::compiledByInductor(graphs, *listing)};
   const auto run = lathe::passes::runPipeline(context, lathe::passes::parsePipeline(pipeline));
   return lathe::passes::plannedStep(context, run.finalState()).timeline.peakBytes;
 }
-
 
 }  // namespace
 
@@ -119,13 +122,21 @@ void PlanViewsTest::jointGraphStepsThroughThePipeline() {
   // Clicking an execution selects its node everywhere.
   auto* inspector = window.findChild<lathe::views::NodeInspector*>();
   const lathe::ir::NodeId before = inspector->node();
-  size_t index = planned.schedule.backwardStart + 3;
-  while (planned.schedule.nodes[index] == before) ++index;
+  // An execution may be narrower than a pixel: the one expected is the one under the clicked pixel.
   QCustomPlot* plot = timeline->plot();
-  const QPoint at(static_cast<int>(plot->xAxis->coordToPixel(static_cast<double>(index))),
+  auto pixelOf = [&](size_t index) {
+    return QPoint(static_cast<int>(plot->xAxis->coordToPixel(static_cast<double>(index))),
                   static_cast<int>(plot->yAxis->coordToPixel(plot->yAxis->range().center())));
+  };
+  auto executionAt = [&](const QPoint& pixel) {
+    return static_cast<size_t>(std::lround(plot->xAxis->pixelToCoord(pixel.x())));
+  };
+  size_t index = planned.schedule.backwardStart + 3;
+  while (planned.schedule.nodes[executionAt(pixelOf(index))] == before) ++index;
+  const QPoint at = pixelOf(index);
+  QVERIFY(executionAt(at) + 2 >= index && executionAt(at) <= index + 2);
   QTest::mouseClick(plot, Qt::LeftButton, {}, at);
-  QCOMPARE(inspector->node(), planned.schedule.nodes[index]);
+  QCOMPARE(inspector->node(), planned.schedule.nodes[executionAt(at)]);
 }
 
 void PlanViewsTest::inferenceGraphPlans() {
@@ -143,10 +154,11 @@ void PlanViewsTest::inferenceGraphPlans() {
 
 void PlanViewsTest::screenshotsOfPlanViews() {
   QTemporaryDir dir;
-  for (const QString& view : {QStringLiteral("timeline"), QStringLiteral("pipeline")}) {
+  for (const QString& view : {QStringLiteral("timeline"), QStringLiteral("pipeline"), QStringLiteral("gantt")}) {
     const QString png = dir.filePath(view + QStringLiteral(".png"));
-    const lathe::testing::StudioRun run = lathe::testing::runStudio(
-        {QStringLiteral("--screenshot"), png, QStringLiteral("--view"), view, sample("captures/llama3_8b_2l_tiny_train.log.gz")});
+    const lathe::testing::StudioRun run =
+        lathe::testing::runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--view"), view,
+                                   sample("captures/llama3_8b_2l_tiny_train.log.gz")});
     QCOMPARE(run.exitCode, 0);
     const QImage image(png);
     QCOMPARE(image.size(), QSize(1600, 1000));

@@ -17,6 +17,9 @@ class ScreenshotTest : public QObject {
  private slots:
   void bundledExample();
   void exportedProgram();
+  void everyView_data();
+  void everyView();
+  void inChinese();
   void unknownViewIsRefused();
   void damagedInput();
 };
@@ -40,13 +43,43 @@ void ScreenshotTest::exportedProgram() {
   QCOMPARE(QImage(png).size(), QSize(1600, 1000));
 }
 
+void ScreenshotTest::everyView_data() {
+  QTest::addColumn<QString>("view");
+  for (const char* view : {"graph", "nodes", "timeline", "pipeline", "gantt", "guards", "code"})
+    QTest::newRow(view) << QString::fromLatin1(view);
+}
+
+// Each view on a capture that has everything: training graphs, guards and a recompile.
+void ScreenshotTest::everyView() {
+  QFETCH(QString, view);
+  QTemporaryDir dir;
+  const QString png = dir.filePath(view + QStringLiteral(".png"));
+  const Run run = runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--view"), view,
+                             QString::fromUtf8(LATHE_SAMPLES_DIR "/captures/llama3_8b_2l_dyntrain.log.gz")});
+  QCOMPARE(run.exitCode, 0);
+  const QImage image(png);
+  QCOMPARE(image.size(), QSize(1600, 1000));
+  QVERIFY(distinctColours(image) > 20);
+}
+
+void ScreenshotTest::inChinese() {
+  QTemporaryDir dir;
+  const QString png = dir.filePath(QStringLiteral("zh_CN.png"));
+  const Run run = runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--language"), QStringLiteral("zh_CN")});
+  QCOMPARE(run.exitCode, 0);
+  QCOMPARE(QImage(png).size(), QSize(1600, 1000));
+  const Run unknown = runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--language"), QStringLiteral("xx")});
+  QCOMPARE(unknown.exitCode, 1);
+  QVERIFY(unknown.errors.contains(QStringLiteral("xx")));
+}
+
 void ScreenshotTest::unknownViewIsRefused() {
   QTemporaryDir dir;
-  const QString png = dir.filePath(QStringLiteral("gantt.png"));
+  const QString png = dir.filePath(QStringLiteral("flamegraph.png"));
   const Run run =
-      runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--view"), QStringLiteral("gantt")});
+      runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--view"), QStringLiteral("flamegraph")});
   QCOMPARE(run.exitCode, 1);
-  QVERIFY(run.errors.contains(QStringLiteral("gantt")));
+  QVERIFY(run.errors.contains(QStringLiteral("flamegraph")));
   QVERIFY(!QFile::exists(png));
 }
 

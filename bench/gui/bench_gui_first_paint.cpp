@@ -1,0 +1,76 @@
+// Time to first paint of the graph view: from handing it a graph to the laid out graph painted in
+// its window (clusters built, folds found, the drawn levels laid out, the scene built and the
+// viewport rendered). Loading the file is not counted (bench/load measures it). Prints one line per
+// graph: name<TAB>milliseconds<TAB>goal_ms.
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QTimer>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "io/artifact.h"
+#include "synthetic_graph.h"
+#include "views/graph_view.h"
+
+namespace {
+
+constexpr int kTimeoutMs = 120000;
+
+// Milliseconds from setGraph to the first full paint; -1 when the layout failed or timed out.
+double firstPaintMs(const std::shared_ptr<const lathe::ir::Graph>& graph, const QString& id,
+                    const std::shared_ptr<const lathe::io::Artifact>& artifact) {
+  lathe::views::GraphView view;
+  view.resize(1600, 1000);
+  view.show();
+  QCoreApplication::processEvents();
+  QEventLoop loop;
+  bool shown = false;
+  QObject::connect(&view, &lathe::views::GraphView::layoutShown, &loop, [&] {
+    shown = true;
+    loop.quit();
+  });
+  QObject::connect(&view, &lathe::views::GraphView::layoutFailed, &loop, &QEventLoop::quit);
+  QTimer::singleShot(kTimeoutMs, &loop, &QEventLoop::quit);
+  QElapsedTimer timer;
+  timer.start();
+  view.setGraph(graph, id, artifact);
+  if (!view.layout()) loop.exec();
+  if (!shown && !view.layout()) return -1;
+  view.viewport()->repaint();  // paints now, as the first frame the user sees
+  return static_cast<double>(timer.nsecsElapsed()) / 1e6;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  try {
+    const std::string path = std::string(LATHE_SAMPLES_DIR) + "/captures/llama3_8b_4l_train.log.gz";
+    const auto artifact = std::make_shared<const lathe::io::Artifact>(lathe::io::loadArtifact(path));
+    std::shared_ptr<const lathe::ir::Graph> joint;
+    QString jointId;
+    for (const auto& listing : artifact->graphs()) {
+      if (listing.kind == "aot_joint_graph") {
+        joint = listing.graph;
+        jointId = QString::fromStdString(listing.id);
+        break;
+      }
+    }
+    if (!joint) {
+      std::fprintf(stderr, "bench_gui_first_paint: no joint graph in %s\n", path.c_str());
+      return 1;
+    }
+    std::printf("first_paint_llama3_8b_4l_train_joint\t%.1f\t1000\n", firstPaintMs(joint, jointId, artifact));
+    std::fflush(stdout);
+    const auto synthetic = lathe::bench::SyntheticDecoder::build(99, 64);
+    std::fprintf(stderr, "synthetic graph: %zu nodes\n", synthetic->size());
+    std::printf("first_paint_synthetic_100k\t%.1f\t5000\n",
+                firstPaintMs(synthetic, QStringLiteral("synthetic"), nullptr));
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "bench_gui_first_paint: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}

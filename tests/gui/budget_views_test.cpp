@@ -1,0 +1,443 @@
+// The budget panel and the views it drives, on real captures: moving the budget re-plans in the
+// background and the timeline follows (within the budget where it can be met, said so where it
+// cannot), the target GPU changes the estimate, the Gantt draws the simulated streams, a Pareto
+// click sets the budget, the saved-tensor ledger adds up to the plan's saved bytes, and a measured
+// memory snapshot is drawn over the plan.
+#include <qcustomplot.h>
+
+#include <QAbstractItemModelTester>
+#include <QDir>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTest>
+
+#include "io/artifact.h"
+#include "main_window.h"
+#include "passes/pipeline.h"
+#include "views/budget_panel.h"
+#include "views/budget_plan.h"
+#include "views/gantt_view.h"
+#include "views/memory_timeline_view.h"
+#include "views/node_inspector.h"
+#include "views/pareto_view.h"
+#include "views/plan_session.h"
+#include "views/saved_tensor_ledger_model.h"
+
+using lathe::studio::MainWindow;
+using lathe::views::PlanRun;
+using lathe::views::PlanSession;
+
+namespace {
+
+constexpr uint64_t kMiB = 1024ull * 1024ull;
+
+QString sample(const char* relative) {
+  return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
+}
+
+// Runs the event loop until `done` holds; false after `timeoutMs`.
+template <typename Done>
+bool waitUntil(Done done, int timeoutMs = 120000) {
+  QElapsedTimer timer;
+  timer.start();
+  while (!done()) {
+    if (timer.elapsed() > timeoutMs) return false;
+    QTest::qWait(10);
+  }
+  return true;
+}
+
+// Opens a capture, waits for the default plan and for the frontier the budget panel asks for.
+bool openWithFrontier(MainWindow& window, const QString& path) {
+  QSignalSpy loaded(&window, &MainWindow::loadFinished);
+  window.openPath(path);
+  if (!loaded.wait(60000) || !loaded.first().first().toBool()) return false;
+  PlanSession* session = window.planSession();
+  return waitUntil([&] { return session->planRun() && !session->busy() && session->frontier(); });
+}
+
+// Waits for the budget run planned for `budget` on `hardware` (a substring of the target's name).
+const PlanRun* waitForBudgetRun(PlanSession* session, uint64_t budget, const QString& hardware = {}) {
+  const bool done = waitUntil([&] {
+    const auto& run = session->planRun();
+    return run && run->budget && run->budget->budgetBytes == budget && run->hardware.contains(hardware) &&
+           !session->busy() && session->currentStep() == run->stepCount() - 1;
+  });
+  return done ? session->planRun().get() : nullptr;
+}
+
+// A statistic of a run's last step of `pass`; -1 when missing.
+double statOf(const PlanRun& run, std::string_view pass, std::string_view name) {
+  const lathe::passes::PipelineRecord* record = run.recordOf(pass);
+  return record ? lathe::views::statOf(*record, name, -1) : -1;
+}
+
+}  // namespace
+
+class BudgetViewsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void movingTheBudgetReplans();
+  void budgetPlanMatchesTheRecomputePass();
+  void infeasibleBudgetIsReported();
+  void targetGpuChangesTheEstimate();
+  void ganttDrawsTheSimulatedStreams();
+  void paretoClickSetsTheBudget();
+  void ledgerAddsUpToTheSavedBytes();
+  void ledgerModelOnEveryTrainingCapture_data();
+  void ledgerModelOnEveryTrainingCapture();
+  void snapshotIsDrawnOverThePlan();
+  void inferenceGraphPlansOffloadOnly();
+};
+
+void BudgetViewsTest::movingTheBudgetReplans() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QVERIFY(openWithFrontier(window, sample("captures/mixtral_2l_train.log.gz")));
+  PlanSession* session = window.planSession();
+  lathe::views::BudgetPanel* panel = window.budgetPanel();
+  lathe::views::MemoryTimelineView* timeline = window.timelineView();
+  const auto frontier = session->frontier();
+  QVERIFY(frontier->points.size() >= 3);
+  QVERIFY(frontier->minimumPeak() < frontier->noRecomputePeak());
+
+  // The slider spans the frontier: least reachable peak to the peak without recompute.
+  QSlider* slider = panel->budgetSlider();
+  QVERIFY(slider->isEnabled());
+  QCOMPARE(static_cast<uint64_t>(slider->minimum()), (frontier->minimumPeak() + kMiB - 1) / kMiB);
+  QCOMPARE(static_cast<uint64_t>(slider->maximum()), frontier->noRecomputePeak() / kMiB);
+
+  panel->setBudgetBytes(static_cast<uint64_t>(slider->maximum()) * kMiB);  // where the slider may already be
+  QCOMPARE(slider->value(), slider->maximum());
+  const uint64_t high = panel->budgetBytes();
+  const PlanRun* generous = waitForBudgetRun(session, high);
+  QVERIFY(generous);
+  QVERIFY(generous->budgetMet());
+  QVERIFY(generous->pipeline.startsWith(QStringLiteral("split,fusion,recompute(memory=")));
+  QVERIFY(generous->pipeline.contains(QStringLiteral("offload(policy=heuristic,resident=0.30)")));
+  const uint64_t highPeak = generous->planned.back().timeline.peakBytes;
+  QVERIFY(highPeak <= high);
+  QCOMPARE(timeline->plottedBudgetBytes(), static_cast<double>(high));
+  timeline->pinBaseline();
+  QVERIFY(timeline->hasBaseline());
+  QCOMPARE(static_cast<uint64_t>(std::llround(timeline->baselinePeakBytes())), highPeak);
+
+  // A fast burst of moves plans once, for where it ends, a budget that forces recompute.
+  QSignalSpy started(session, &PlanSession::started);
+  for (int value = slider->maximum(); value >= slider->minimum();
+       value -= std::max(1, (slider->maximum() - slider->minimum()) / 10)) {
+    slider->setValue(value);
+  }
+  slider->setValue(slider->minimum());
+  const uint64_t low = panel->budgetBytes();
+  const PlanRun* tight = waitForBudgetRun(session, low);
+  QVERIFY(tight);
+  QCOMPARE(started.count(), 1);
+  QVERIFY(tight->budgetMet());
+  const uint64_t lowPeak = tight->planned.back().timeline.peakBytes;
+  QVERIFY(lowPeak <= low);
+  QVERIFY(lowPeak < highPeak);
+  QCOMPARE(static_cast<uint64_t>(std::llround(timeline->plottedPeakBytes())), lowPeak);
+  QVERIFY(statOf(*tight, "recompute", "recompute_seconds") > statOf(*generous, "recompute", "recompute_seconds"));
+  // The pinned plan stays on the plot under the new one.
+  QCOMPARE(static_cast<uint64_t>(std::llround(timeline->baselinePeakBytes())), highPeak);
+  QVERIFY(panel->outcomeLabel()->text().contains(QStringLiteral("Within the budget")));
+  // The outcome says what the move changed: a lower peak, values no longer saved.
+  const QString outcome = panel->outcomeLabel()->text();
+  QVERIFY2(outcome.contains(QStringLiteral("Since the last plan: peak −")), qPrintable(outcome));
+}
+
+void BudgetViewsTest::budgetPlanMatchesTheRecomputePass() {
+  // The panel's plan picks a point of the frontier computed once; the recompute pass solves it
+  // again: both must decide the same.
+  const auto artifact = std::make_shared<const lathe::io::Artifact>(
+      lathe::io::loadArtifact(sample("captures/mixtral_2l_train.log.gz").toStdString()));
+  std::string graphId;
+  for (const auto& listing : artifact->graphs()) {
+    if (listing.kind == "aot_joint_graph" && graphId.empty()) graphId = listing.id;
+  }
+  QVERIFY(!graphId.empty());
+  const lathe::views::PlanBasis basis = lathe::views::makePlanBasis(*artifact, graphId, "h200");
+  const lathe::passes::BudgetFrontier frontier = lathe::passes::solveBudgetFrontier(basis.context({}), basis.joint);
+  const auto& middle = frontier.points[frontier.points.size() / 2];
+  for (const uint64_t budget :
+       {frontier.minimumPeak() / 2, middle.peakBytes / kMiB * kMiB, frontier.noRecomputePeak() + kMiB}) {
+    const lathe::views::BudgetRequest request{budget, 0.5};
+    const lathe::passes::PipelineRun fast = lathe::views::runBudgetPipeline(basis, &frontier, request, {});
+    const std::string text = lathe::views::budgetPipeline(request, true, true);
+    const lathe::passes::PipelineRun full =
+        lathe::passes::runPipeline(basis.context({}), lathe::passes::parsePipeline(text));
+    QCOMPARE(fast.history.size(), full.history.size());
+    for (size_t i = 0; i < full.history.size(); ++i) {
+      QCOMPARE(lathe::passes::formatStep(fast.history[i].step), lathe::passes::formatStep(full.history[i].step));
+      const auto& fastDiff = fast.history[i].result.diff;
+      const auto& fullDiff = full.history[i].result.diff;
+      for (size_t line = 0; line < std::min(fastDiff.size(), fullDiff.size()); ++line)
+        QCOMPARE(QString::fromStdString(fastDiff[line]), QString::fromStdString(fullDiff[line]));
+      QCOMPARE(fastDiff.size(), fullDiff.size());
+      QCOMPARE(fast.history[i].result.stats.size(), full.history[i].result.stats.size());
+      for (size_t s = 0; s < full.history[i].result.stats.size(); ++s) {
+        QCOMPARE(fast.history[i].result.stats[s].name, full.history[i].result.stats[s].name);
+        QCOMPARE(fast.history[i].result.stats[s].value, full.history[i].result.stats[s].value);
+      }
+    }
+    const auto& a = *fast.finalState().recompute;
+    const auto& b = *full.finalState().recompute;
+    QCOMPARE(a.saved, b.saved);
+    QCOMPARE(a.recomputed, b.recomputed);
+    QCOMPARE(a.savedReasons, b.savedReasons);
+  }
+}
+
+void BudgetViewsTest::infeasibleBudgetIsReported() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QVERIFY(openWithFrontier(window, sample("captures/mixtral_2l_train.log.gz")));
+  PlanSession* session = window.planSession();
+  const uint64_t least = session->frontier()->minimumPeak();
+  const uint64_t budget = least / 2 / kMiB * kMiB;
+  window.budgetPanel()->setBudgetBytes(budget);
+  const PlanRun* run = waitForBudgetRun(session, budget);
+  QVERIFY(run);
+  QVERIFY(!run->budgetMet());
+  QCOMPARE(statOf(*run, "recompute", "peak_bytes"), static_cast<double>(least));
+  const QString outcome = window.budgetPanel()->outcomeLabel()->text();
+  QVERIFY2(outcome.contains(QStringLiteral("cannot be met")), qPrintable(outcome));
+  QCOMPARE(window.timelineView()->plottedBudgetBytes(), static_cast<double>(budget));
+}
+
+void BudgetViewsTest::targetGpuChangesTheEstimate() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QVERIFY(openWithFrontier(window, sample("captures/mixtral_2l_train.log.gz")));
+  PlanSession* session = window.planSession();
+  lathe::views::BudgetPanel* panel = window.budgetPanel();
+  const uint64_t budget = session->frontier()->noRecomputePeak() / kMiB * kMiB;
+  panel->setBudgetBytes(budget);
+  const PlanRun* h200 = waitForBudgetRun(session, budget, QStringLiteral("H200"));
+  QVERIFY(h200);
+  const double h200Step = h200->stepEstimateSeconds();
+  QVERIFY(h200Step > 0);
+  panel->setHardware(QStringLiteral("rtx5090"));
+  QCOMPARE(session->hardware(), QStringLiteral("rtx5090"));
+  const PlanRun* rtx = waitForBudgetRun(session, budget, QStringLiteral("5090"));
+  QVERIFY(rtx);
+  QVERIFY(rtx->stepEstimateSeconds() > h200Step * 1.05);  // less compute and a slower host link
+  QVERIFY(panel->outcomeLabel()->text().contains(QStringLiteral("5090")));
+}
+
+void BudgetViewsTest::ganttDrawsTheSimulatedStreams() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QVERIFY(openWithFrontier(window, sample("captures/mixtral_2l_train.log.gz")));
+  PlanSession* session = window.planSession();
+  lathe::views::GanttView* gantt = window.ganttView();
+  window.showPlanView(MainWindow::PlanView::Gantt);
+
+  // The default plan has no offload: one compute bar per kernel, no copies.
+  const auto& plain = *session->currentPlanned();
+  QCOMPARE(gantt->barCount(lathe::analysis::Stream::Compute), static_cast<int>(plain.schedule.nodes.size()));
+  QCOMPARE(gantt->barCount(lathe::analysis::Stream::HostToDevice), 0);
+
+  // A budget plan streams weights: segments on compute, copies on H2D, both hoverable.
+  window.budgetPanel()->setResidentRatio(0);
+  const uint64_t budget = session->frontier()->noRecomputePeak() / kMiB * kMiB;
+  window.budgetPanel()->setBudgetBytes(budget);
+  const PlanRun* run = waitForBudgetRun(session, budget);
+  QVERIFY(run);
+  QVERIFY(run->run.finalState().offload.has_value());
+  const lathe::views::StepGantt& streams = *session->currentGantt();
+  QVERIFY(streams.segments);
+  QVERIFY(gantt->barCount(lathe::analysis::Stream::Compute) > 1);
+  QVERIFY(gantt->barCount(lathe::analysis::Stream::HostToDevice) > 0);
+  QCOMPARE(gantt->barCount(lathe::analysis::Stream::DeviceToHost), 0);  // offload copies in only
+  QCOMPARE(streams.stepSeconds, run->run.finalState().offload->stepSeconds);
+
+  QCustomPlot* plot = gantt->plot();
+  auto pixelAt = [&](double seconds, lathe::analysis::Stream stream) {
+    return QPointF(plot->xAxis->coordToPixel(seconds * 1e3),
+                   plot->yAxis->coordToPixel(lathe::views::GanttView::rowOf(stream)));
+  };
+  for (const auto& bar : streams.bars) {
+    const QString tip = gantt->toolTipAt(pixelAt((bar.start + bar.end) / 2, bar.stream));
+    QVERIFY2(!tip.isEmpty(), bar.label.c_str());
+    if (bar.stream == lathe::analysis::Stream::HostToDevice) QVERIFY(tip.contains(QStringLiteral("Host to device")));
+  }
+
+  // Clicking the compute row selects the node running there.
+  const auto& planned = *session->currentPlanned();
+  auto* inspector = window.findChild<lathe::views::NodeInspector*>();
+  const size_t execution = planned.schedule.backwardStart + 2;
+  const double middle = (streams.executionStart[execution] + streams.executionEnd[execution]) / 2;
+  QTest::mouseClick(plot, Qt::LeftButton, {}, pixelAt(middle, lathe::analysis::Stream::Compute).toPoint());
+  const size_t picked = streams.executionAt(
+      plot->xAxis->pixelToCoord(pixelAt(middle, lathe::analysis::Stream::Compute).toPoint().x()) / 1e3);
+  QCOMPARE(inspector->node(), planned.schedule.nodes[picked]);
+}
+
+void BudgetViewsTest::paretoClickSetsTheBudget() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QVERIFY(openWithFrontier(window, sample("captures/mixtral_2l_train.log.gz")));
+  PlanSession* session = window.planSession();
+  window.showPlanView(MainWindow::PlanView::Pareto);
+  lathe::views::ParetoView* pareto = window.paretoView();
+  QCOMPARE(pareto->pointCount(), static_cast<int>(session->frontier()->points.size()));
+  // The default plan (torch's policy) is marked.
+  uint64_t markedPeak = 0;
+  double markedSeconds = 0;
+  QVERIFY(pareto->currentPoint(markedPeak, markedSeconds));
+
+  const int index = pareto->pointCount() / 3;
+  const uint64_t peak = session->frontier()->points[static_cast<size_t>(index)].peakBytes;
+  pareto->plot()->replot();
+  QTest::mouseClick(pareto->plot(), Qt::LeftButton, {}, pareto->pixelOfPoint(index).toPoint());
+  const uint64_t budget = window.budgetPanel()->budgetBytes();
+  QVERIFY(budget + kMiB / 2 >= peak && budget <= peak + kMiB / 2);  // the peak, to the slider's MiB
+  const PlanRun* run = waitForBudgetRun(session, budget);
+  QVERIFY(run);
+  // The plan's point is marked where its recompute pass put it.
+  QVERIFY(pareto->currentPoint(markedPeak, markedSeconds));
+  QCOMPARE(static_cast<double>(markedPeak), statOf(*run, "recompute", "peak_bytes"));
+  QVERIFY(markedPeak <= budget);
+}
+
+void BudgetViewsTest::ledgerAddsUpToTheSavedBytes() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QVERIFY(openWithFrontier(window, sample("captures/mixtral_2l_train.log.gz")));
+  PlanSession* session = window.planSession();
+  const uint64_t budget =
+      (session->frontier()->minimumPeak() + session->frontier()->noRecomputePeak()) / 2 / kMiB * kMiB;
+  window.budgetPanel()->setBudgetBytes(budget);
+  const PlanRun* run = waitForBudgetRun(session, budget);
+  QVERIFY(run);
+  lathe::views::SavedTensorLedgerModel* ledger = window.savedTensorModel();
+  QVERIFY(ledger->rowCount() > 0);
+  QCOMPARE(static_cast<double>(ledger->totalBytes()), statOf(*run, "recompute", "saved_bytes"));
+  QCOMPARE(ledger->data(ledger->index(0, lathe::views::SavedTensorLedgerModel::ReasonColumn)).toString(),
+           QStringLiteral("kept: cheaper to keep than to recompute"));
+
+  // Selecting a row selects its node everywhere.
+  window.showPlanView(MainWindow::PlanView::SavedTensors);
+  QTableView* table = window.savedTensorTable();
+  const QModelIndex row = table->model()->index(ledger->rowCount() - 1, 0);
+  table->setCurrentIndex(row);
+  auto* inspector = window.findChild<lathe::views::NodeInspector*>();
+  const auto* proxy = qobject_cast<const QSortFilterProxyModel*>(table->model());
+  QCOMPARE(inspector->node(), ledger->nodeAt(proxy->mapToSource(row)));
+}
+
+void BudgetViewsTest::ledgerModelOnEveryTrainingCapture_data() {
+  QTest::addColumn<QString>("path");
+  const QDir captures(QString::fromUtf8(LATHE_SAMPLES_DIR) + QStringLiteral("/captures"));
+  for (const QFileInfo& entry : captures.entryInfoList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+    if (entry.fileName().contains(QStringLiteral("train")) || entry.fileName().contains(QStringLiteral("fsdp"))) {
+      QTest::newRow(qPrintable(entry.fileName())) << entry.filePath();
+    }
+  }
+}
+
+void BudgetViewsTest::ledgerModelOnEveryTrainingCapture() {
+  QFETCH(QString, path);
+  const auto artifact = std::make_shared<const lathe::io::Artifact>(lathe::io::loadArtifact(path.toStdString()));
+  const lathe::io::GraphListing* joint = nullptr;
+  const std::vector<lathe::io::GraphListing> graphs = artifact->graphs();
+  for (const auto& listing : graphs) {
+    if (listing.kind == "aot_joint_graph" && !joint) joint = &listing;
+  }
+  QVERIFY(joint);
+  PlanSession session;
+  lathe::views::SavedTensorLedgerModel ledger;
+  QAbstractItemModelTester tester(&ledger, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QObject::connect(&session, &PlanSession::currentStepChanged, &ledger,
+                   [&](int step) { ledger.setPlan(session.planRun(), step); });
+  session.setGraph(artifact, QString::fromStdString(joint->id), joint->graph);
+  QSignalSpy finished(&session, &PlanSession::finished);
+  session.run(session.defaultPipeline());
+  QVERIFY(finished.wait(240000));
+  QVERIFY2(finished.first().first().toBool(), qPrintable(finished.first().at(1).toString()));
+  const PlanRun& run = *session.planRun();
+  QVERIFY(ledger.rowCount() > 0);
+  QCOMPARE(static_cast<double>(ledger.totalBytes()), statOf(run, "recompute", "saved_bytes"));
+  for (int row = 0; row < ledger.rowCount(); ++row) {
+    const auto saved = ledger
+                           .data(ledger.index(row, lathe::views::SavedTensorLedgerModel::SavedAtColumn),
+                                 lathe::views::SavedTensorLedgerModel::kSortRole)
+                           .toULongLong();
+    const auto last = ledger
+                          .data(ledger.index(row, lathe::views::SavedTensorLedgerModel::LastUseColumn),
+                                lathe::views::SavedTensorLedgerModel::kSortRole)
+                          .toULongLong();
+    QVERIFY(saved <= last);
+  }
+  // The steps before recompute have no saved set.
+  session.setCurrentStep(0);
+  QCOMPARE(ledger.rowCount(), 0);
+}
+
+void BudgetViewsTest::snapshotIsDrawnOverThePlan() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QSignalSpy loaded(&window, &MainWindow::loadFinished);
+  window.openPath(sample("captures/mixtral_2l_train.log.gz"));
+  QVERIFY(loaded.wait(60000));
+  QVERIFY(waitUntil([&] { return window.planSession()->currentPlanned() != nullptr; }));
+  lathe::views::MemoryTimelineView* timeline = window.timelineView();
+  const int graphsBefore = timeline->plot()->graphCount();
+  QSignalSpy snapshot(timeline, &lathe::views::MemoryTimelineView::snapshotLoaded);
+  timeline->loadSnapshot(sample("memory_snapshot/ftcourse/memory_snapshot.pickle"));
+  QVERIFY(snapshot.wait(120000));
+  QVERIFY2(snapshot.first().first().toBool(), qPrintable(snapshot.first().at(1).toString()));
+  QVERIFY(timeline->snapshot().peakBytes > 0);
+  QVERIFY(timeline->snapshot().bytes.size() > 2);
+  QCOMPARE(timeline->plot()->graphCount(), graphsBefore + 1);
+  // The snapshot's trace is spread over the plan's executions, and the tooltip says so.
+  const QCPGraph* curve = timeline->plot()->graph(timeline->plot()->graphCount() - 1);
+  bool found = false;
+  const QCPRange keys = curve->getKeyRange(found);
+  QVERIFY(found);
+  const auto lastExecution = static_cast<double>(window.planSession()->currentPlanned()->schedule.nodes.size() - 1);
+  QVERIFY(keys.lower >= 0 && keys.upper <= lastExecution && keys.upper > lastExecution / 2);
+  QVERIFY(timeline->plot()->toolTip().contains(QStringLiteral("spread evenly")));
+
+  // A file that is not a snapshot is refused and the curve kept.
+  QSignalSpy refused(timeline, &lathe::views::MemoryTimelineView::snapshotLoaded);
+  timeline->loadSnapshot(sample("README.md"));
+  QVERIFY(refused.wait(60000));
+  QVERIFY(!refused.first().first().toBool());
+  QVERIFY(timeline->snapshot().peakBytes > 0);
+}
+
+void BudgetViewsTest::inferenceGraphPlansOffloadOnly() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QSignalSpy loaded(&window, &MainWindow::loadFinished);
+  window.openPath(sample("captures/mixtral_2l_infer.log.gz"));
+  QVERIFY(loaded.wait(60000));
+  PlanSession* session = window.planSession();
+  QVERIFY(waitUntil([&] { return session->planRun() && !session->busy(); }));
+  QVERIFY(!session->jointGraph());
+  lathe::views::BudgetPanel* panel = window.budgetPanel();
+  QVERIFY(!panel->budgetSlider()->isEnabled());  // no recompute to budget
+
+  // The resident share still re-plans: split, fusion and offload, weights streamed on H2D.
+  panel->setResidentRatio(0.5);
+  QVERIFY(waitUntil([&] {
+    const auto& run = session->planRun();
+    return run && run->budget && !session->busy() && session->currentStep() == run->stepCount() - 1;
+  }));
+  const PlanRun& run = *session->planRun();
+  QCOMPARE(run.pipeline, QStringLiteral("split,fusion,offload(policy=heuristic,resident=0.50)"));
+  QVERIFY(run.recordOf("recompute") == nullptr);
+  QVERIFY(window.ganttView()->barCount(lathe::analysis::Stream::HostToDevice) > 0);
+  QVERIFY(!session->frontier());
+}
+
+QTEST_MAIN(BudgetViewsTest)
+#include "budget_views_test.moc"

@@ -1,0 +1,1685 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="en_US">
+<context>
+    <name>lathe::studio::Language</name>
+    <message>
+        <source>System language</source>
+        <translation>System language</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::studio::MainWindow</name>
+    <message>
+        <source>Lathe Studio</source>
+        <translation>Lathe Studio</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>Loading %1…</translation>
+    </message>
+    <message>
+        <source>No graph selected</source>
+        <translation>No graph selected</translation>
+    </message>
+    <message>
+        <source>Filter nodes: name, target, category, shape, source…</source>
+        <translation>Filter nodes: name, target, category, shape, source…</translation>
+    </message>
+    <message>
+        <source>Find Node</source>
+        <translation>Find Node</translation>
+    </message>
+    <message>
+        <source>Graph</source>
+        <translation>Graph</translation>
+    </message>
+    <message>
+        <source>Nodes</source>
+        <translation>Nodes</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Cancel</translation>
+    </message>
+    <message>
+        <source>Artifact</source>
+        <translation>Artifact</translation>
+    </message>
+    <message>
+        <source>Inspector</source>
+        <translation>Inspector</translation>
+    </message>
+    <message>
+        <source>Pipeline</source>
+        <translation>Pipeline</translation>
+    </message>
+    <message>
+        <source>Memory timeline</source>
+        <translation>Memory timeline</translation>
+    </message>
+    <message>
+        <source>Diagnostics</source>
+        <translation>Diagnostics</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>&amp;View</translation>
+    </message>
+    <message>
+        <source>Gantt</source>
+        <translation>Gantt</translation>
+    </message>
+    <message>
+        <source>Saved tensors</source>
+        <translation>Saved tensors</translation>
+    </message>
+    <message>
+        <source>Pareto</source>
+        <translation>Pareto</translation>
+    </message>
+    <message>
+        <source>Budget</source>
+        <translation>Budget</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>&amp;File</translation>
+    </message>
+    <message>
+        <source>&amp;Open File…</source>
+        <translation>&amp;Open File…</translation>
+    </message>
+    <message>
+        <source>Open &amp;Folder…</source>
+        <translation>Open &amp;Folder…</translation>
+    </message>
+    <message>
+        <source>Open &amp;Recent</source>
+        <translation>Open &amp;Recent</translation>
+    </message>
+    <message>
+        <source>Open &amp;Example</source>
+        <translation>Open &amp;Example</translation>
+    </message>
+    <message>
+        <source>&amp;Export View…</source>
+        <translation>&amp;Export View…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>&amp;Quit</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>&amp;Help</translation>
+    </message>
+    <message>
+        <source>&amp;About Lathe Studio</source>
+        <translation>&amp;About Lathe Studio</translation>
+    </message>
+    <message>
+        <source>About Lathe Studio</source>
+        <translation>About Lathe Studio</translation>
+    </message>
+    <message>
+        <source>Lathe Studio %1: a workbench for PyTorch compiler artifacts (TORCH_TRACE logs, torch.export archives, CUDA memory snapshots).</source>
+        <translation>Lathe Studio %1: a workbench for PyTorch compiler artifacts (TORCH_TRACE logs, torch.export archives, CUDA memory snapshots).</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>&amp;Language</translation>
+    </message>
+    <message>
+        <source>No file to open (the bundled example is missing).</source>
+        <translation>No file to open (the bundled example is missing).</translation>
+    </message>
+    <message>
+        <source>Open artifact</source>
+        <translation>Open artifact</translation>
+    </message>
+    <message>
+        <source>PyTorch artifacts (*.log *.log.gz *.gz *.pt2 *.pickle *.txt);;All files (*)</source>
+        <translation>PyTorch artifacts (*.log *.log.gz *.gz *.pt2 *.pickle *.txt);;All files (*)</translation>
+    </message>
+    <message>
+        <source>No graph is drawn yet: select one in the artifact tree.</source>
+        <translation>No graph is drawn yet: select one in the artifact tree.</translation>
+    </message>
+    <message>
+        <source>Export the graph view</source>
+        <translation>Export the graph view</translation>
+    </message>
+    <message>
+        <source>SVG image (*.svg);;PNG image (*.png)</source>
+        <translation>SVG image (*.svg);;PNG image (*.png)</translation>
+    </message>
+    <message>
+        <source>Exported the graph view to %1</source>
+        <translation>Exported the graph view to %1</translation>
+    </message>
+    <message>
+        <source>Open a folder of TORCH_TRACE rank logs</source>
+        <translation>Open a folder of TORCH_TRACE rank logs</translation>
+    </message>
+    <message>
+        <source>Loading %1 cancelled</source>
+        <translation>Loading %1 cancelled</translation>
+    </message>
+    <message>
+        <source>Could not open %1: %2</source>
+        <translation>Could not open %1: %2</translation>
+    </message>
+    <message>
+        <source>Could not open %1; the Diagnostics pane says why.</source>
+        <translation>Could not open %1; the Diagnostics pane says why.</translation>
+    </message>
+    <message>
+        <source>%1 — Lathe Studio</source>
+        <translation>%1 — Lathe Studio</translation>
+    </message>
+    <message numerus="yes">
+        <source>Loaded %1: %n graph(s)</source>
+        <translation>
+            <numerusform>Loaded %1: %n graph</numerusform>
+            <numerusform>Loaded %1: %n graphs</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>, %n diagnostic(s)</source>
+        <translation>
+            <numerusform>, %n diagnostic</numerusform>
+            <numerusform>, %n diagnostics</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 · %2 nodes · %3 calls · %4 inputs</source>
+        <translation>%1 · %2 nodes · %3 calls · %4 inputs</translation>
+    </message>
+    <message>
+        <source>Guards</source>
+        <translation>Guards</translation>
+    </message>
+    <message>
+        <source>Code</source>
+        <translation>Code</translation>
+    </message>
+    <message>
+        <source>%1 · %2</source>
+        <translation>%1 · %2</translation>
+    </message>
+    <message>
+        <source>%1 · FX graph</source>
+        <translation>%1 · FX graph</translation>
+    </message>
+    <message>
+        <source>Load Memory &amp;Snapshot onto the Timeline…</source>
+        <translation>Load Memory &amp;Snapshot onto the Timeline…</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views</name>
+    <message>
+        <source>%1 in %2</source>
+        <translation>%1 in %2</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::ArtifactTreeModel</name>
+    <message numerus="yes">
+        <source>%n recompile reason(s)</source>
+        <translation>
+            <numerusform>%n recompile reason</numerusform>
+            <numerusform>%n recompile reasons</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1:%2 in %3</source>
+        <translation>%1:%2 in %3</translation>
+    </message>
+    <message>
+        <source>rank %1 · %2</source>
+        <translation>rank %1 · %2</translation>
+    </message>
+    <message>
+        <source>Guards</source>
+        <translation>Guards</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n guard(s)</source>
+        <translation>
+            <numerusform>%n guard</numerusform>
+            <numerusform>%n guards</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Inductor output code</source>
+        <translation>Inductor output code</translation>
+    </message>
+    <message>
+        <source>Inductor output code #%1</source>
+        <translation>Inductor output code #%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n line(s)</source>
+        <translation>
+            <numerusform>%n line</numerusform>
+            <numerusform>%n lines</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Outside any compile</source>
+        <translation>Outside any compile</translation>
+    </message>
+    <message>
+        <source>exported program</source>
+        <translation>exported program</translation>
+    </message>
+    <message>
+        <source>Memory snapshot</source>
+        <translation>Memory snapshot</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n segment(s)</source>
+        <translation>
+            <numerusform>%n segment</numerusform>
+            <numerusform>%n segments</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Diagnostics</source>
+        <translation>Diagnostics</translation>
+    </message>
+    <message>
+        <source>%1 errors, %2 warnings, %3 notes</source>
+        <translation>%1 errors, %2 warnings, %3 notes</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>Name</translation>
+    </message>
+    <message>
+        <source>Nodes</source>
+        <translation>Nodes</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>Details</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::BudgetPanel</name>
+    <message>
+        <source>NVIDIA H200</source>
+        <translation>NVIDIA H200</translation>
+    </message>
+    <message>
+        <source>NVIDIA H100 SXM</source>
+        <translation>NVIDIA H100 SXM</translation>
+    </message>
+    <message>
+        <source>NVIDIA RTX 5090</source>
+        <translation>NVIDIA RTX 5090</translation>
+    </message>
+    <message>
+        <source>NVIDIA A100 80GB</source>
+        <translation>NVIDIA A100 80GB</translation>
+    </message>
+    <message>
+        <source>NVIDIA L40S</source>
+        <translation>NVIDIA L40S</translation>
+    </message>
+    <message>
+        <source>Peak memory the step may use; below the slider&apos;s left end no saved set fits.</source>
+        <translation>Peak memory the step may use; below the slider&apos;s left end no saved set fits.</translation>
+    </message>
+    <message>
+        <source>Memory budget: from the least peak recompute can reach to the peak without recompute.</source>
+        <translation>Memory budget: from the least peak recompute can reach to the peak without recompute.</translation>
+    </message>
+    <message>
+        <source>Share of the weights kept resident on the GPU; the others are streamed in just in time (offload policy heuristic).</source>
+        <translation>Share of the weights kept resident on the GPU; the others are streamed in just in time (offload policy heuristic).</translation>
+    </message>
+    <message>
+        <source>Custom JSON…</source>
+        <translation>Custom JSON…</translation>
+    </message>
+    <message>
+        <source>Memory budget</source>
+        <translation>Memory budget</translation>
+    </message>
+    <message>
+        <source>Resident weights</source>
+        <translation>Resident weights</translation>
+    </message>
+    <message>
+        <source>Target GPU</source>
+        <translation>Target GPU</translation>
+    </message>
+    <message>
+        <source>%1 %</source>
+        <translation>%1 %</translation>
+    </message>
+    <message>
+        <source>&lt;i&gt;Re-planning…&lt;/i&gt;</source>
+        <translation>&lt;i&gt;Re-planning…&lt;/i&gt;</translation>
+    </message>
+    <message>
+        <source>Hardware profile</source>
+        <translation>Hardware profile</translation>
+    </message>
+    <message>
+        <source>Lathe hardware profiles (*.json);;All files (*)</source>
+        <translation>Lathe hardware profiles (*.json);;All files (*)</translation>
+    </message>
+    <message>
+        <source>Select a graph to plan.</source>
+        <translation>Select a graph to plan.</translation>
+    </message>
+    <message>
+        <source>Computing the recompute frontier…</source>
+        <translation>Computing the recompute frontier…</translation>
+    </message>
+    <message>
+        <source>The recompute frontier failed: %1</source>
+        <translation>The recompute frontier failed: %1</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Planning failed:&lt;/b&gt; %1</source>
+        <translation>&lt;b&gt;Planning failed:&lt;/b&gt; %1</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Peak %1&lt;/b&gt; · step estimate &lt;b&gt;%2&lt;/b&gt; on %3</source>
+        <translation>&lt;b&gt;Peak %1&lt;/b&gt; · step estimate &lt;b&gt;%2&lt;/b&gt; on %3</translation>
+    </message>
+    <message>
+        <source>Recompute %1 (policy %2), %3 saved</source>
+        <translation>Recompute %1 (policy %2), %3 saved</translation>
+    </message>
+    <message>
+        <source>Offload: %1 streamed per step, stalls %2</source>
+        <translation>Offload: %1 streamed per step, stalls %2</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#c02020&apos;&gt;&lt;b&gt;Budget %1 cannot be met:&lt;/b&gt; no saved set brings the peak below %2; the plan shown is the one with the least peak.&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;color:#c02020&apos;&gt;&lt;b&gt;Budget %1 cannot be met:&lt;/b&gt; no saved set brings the peak below %2; the plan shown is the one with the least peak.&lt;/span&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#2e7d32&apos;&gt;Within the budget of %1.&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;color:#2e7d32&apos;&gt;Within the budget of %1.&lt;/span&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#c02020&apos;&gt;The peak is more than the %1 of %2.&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;color:#c02020&apos;&gt;The peak is more than the %1 of %2.&lt;/span&gt;</translation>
+    </message>
+    <message>
+        <source> MiB</source>
+        <translation> MiB</translation>
+    </message>
+    <message>
+        <source>No recompute: not a joint (training) graph.</source>
+        <translation>No recompute: not a joint (training) graph.</translation>
+    </message>
+    <message>
+        <source>Memory budgets choose what a training step recomputes; this graph is planned with offload only.</source>
+        <translation>Memory budgets choose what a training step recomputes; this graph is planned with offload only.</translation>
+    </message>
+    <message numerus="yes">
+        <source>Reachable: %1 to %2, %n frontier point(s)</source>
+        <translation>
+            <numerusform>Reachable: %1 to %2, %n frontier point</numerusform>
+            <numerusform>Reachable: %1 to %2, %n frontier points</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 with the most recompute, %2 with none.</source>
+        <translation>%1 with the most recompute, %2 with none.</translation>
+    </message>
+    <message>
+        <source>peak unchanged</source>
+        <translation>peak unchanged</translation>
+    </message>
+    <message>
+        <source>peak +%1</source>
+        <translation>peak +%1</translation>
+    </message>
+    <message>
+        <source>peak −%1</source>
+        <translation>peak −%1</translation>
+    </message>
+    <message>
+        <source>&lt;i&gt;Since the last plan: %1, %2 value(s) newly saved, %3 now recomputed.&lt;/i&gt;</source>
+        <translation>&lt;i&gt;Since the last plan: %1, %2 value(s) newly saved, %3 now recomputed.&lt;/i&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::CodeView</name>
+    <message>
+        <source>Find in code</source>
+        <translation>Find in code</translation>
+    </message>
+    <message>
+        <source>Previous</source>
+        <translation>Previous</translation>
+    </message>
+    <message>
+        <source>Next</source>
+        <translation>Next</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>Close</translation>
+    </message>
+    <message>
+        <source>Click a node name, or a line naming source nodes, to select that node in %1.</source>
+        <translation>Click a node name, or a line naming source nodes, to select that node in %1.</translation>
+    </message>
+    <message>
+        <source>No code selected: pick a graph or an output code entry in the artifact tree.</source>
+        <translation>No code selected: pick a graph or an output code entry in the artifact tree.</translation>
+    </message>
+    <message>
+        <source>Not found</source>
+        <translation>Not found</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n match(es)</source>
+        <translation>
+            <numerusform>%n match</numerusform>
+            <numerusform>%n matches</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::DiagnosticsModel</name>
+    <message numerus="yes">
+        <source>%n more diagnostic(s) not kept</source>
+        <translation>
+            <numerusform>%n more diagnostic not kept</numerusform>
+            <numerusform>%n more diagnostics not kept</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>note</source>
+        <translation>note</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>warning</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>error</translation>
+    </message>
+    <message>
+        <source>Severity</source>
+        <translation>Severity</translation>
+    </message>
+    <message>
+        <source>Code</source>
+        <translation>Code</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>Message</translation>
+    </message>
+    <message>
+        <source>Location</source>
+        <translation>Location</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GanttView</name>
+    <message>
+        <source>Time in the step (ms)</source>
+        <translation>Time in the step (ms)</translation>
+    </message>
+    <message>
+        <source>compute</source>
+        <translation>compute</translation>
+    </message>
+    <message>
+        <source>H2D copy</source>
+        <translation>H2D copy</translation>
+    </message>
+    <message>
+        <source>D2H copy</source>
+        <translation>D2H copy</translation>
+    </message>
+    <message>
+        <source>Planning…</source>
+        <translation>Planning…</translation>
+    </message>
+    <message>
+        <source>No plan yet: select a graph.</source>
+        <translation>No plan yet: select a graph.</translation>
+    </message>
+    <message>
+        <source> · weights copied %1</source>
+        <translation> · weights copied %1</translation>
+    </message>
+    <message>
+        <source> · bars: layer segments and weight copies</source>
+        <translation> · bars: layer segments and weight copies</translation>
+    </message>
+    <message>
+        <source>%1 → %2 ms (%3)</source>
+        <translation>%1 → %2 ms (%3)</translation>
+    </message>
+    <message>
+        <source>Stall: compute waits for weights before %1
+%2</source>
+        <translation>Stall: compute waits for weights before %1
+%2</translation>
+    </message>
+    <message>
+        <source>Compute: %1
+%2
+executions %3–%4 (click to select the node under the cursor)</source>
+        <translation>Compute: %1
+%2
+executions %3–%4 (click to select the node under the cursor)</translation>
+    </message>
+    <message>
+        <source>Kernel: %1 (execution %2)
+%3</source>
+        <translation>Kernel: %1 (execution %2)
+%3</translation>
+    </message>
+    <message>
+        <source>Host to device: %1, %2
+%3%4</source>
+        <translation>Host to device: %1, %2
+%3%4</translation>
+    </message>
+    <message>
+        <source>
+starts in the previous step&apos;s tail</source>
+        <translation>
+starts in the previous step&apos;s tail</translation>
+    </message>
+    <message>
+        <source>Device to host: %1, %2
+%3</source>
+        <translation>Device to host: %1, %2
+%3</translation>
+    </message>
+    <message>
+        <source>Step %1 on %2 · compute %3</source>
+        <translation>Step %1 on %2 · compute %3</translation>
+    </message>
+    <message>
+        <source> · no stalls</source>
+        <translation> · no stalls</translation>
+    </message>
+    <message numerus="yes">
+        <source> · %n stall(s) waiting for weights, %1 in all</source>
+        <translation>
+            <numerusform> · %n stall waiting for weights, %1 in all</numerusform>
+            <numerusform> · %n stalls waiting for weights, %1 in all</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> · bars: kernels (every weight resident, nothing to copy)</source>
+        <translation> · bars: kernels (every weight resident, nothing to copy)</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GraphNodesModel</name>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>Name</translation>
+    </message>
+    <message>
+        <source>Op</source>
+        <translation>Op</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>Target</translation>
+    </message>
+    <message>
+        <source>Category</source>
+        <translation>Category</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>Value</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation>Bytes</translation>
+    </message>
+    <message>
+        <source>Role</source>
+        <translation>Role</translation>
+    </message>
+    <message>
+        <source>Module / source</source>
+        <translation>Module / source</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GraphView</name>
+    <message>
+        <source>Double-click to open.</source>
+        <translation>Double-click to open.</translation>
+    </message>
+    <message>
+        <source>Double-click the frame to close it.</source>
+        <translation>Double-click the frame to close it.</translation>
+    </message>
+    <message>
+        <source>Find: name, op or module path</source>
+        <translation>Find: name, op or module path</translation>
+    </message>
+    <message>
+        <source>Find nodes by name, op or module path (Ctrl+F); Enter or F3 jumps to the next match</source>
+        <translation>Find nodes by name, op or module path (Ctrl+F); Enter or F3 jumps to the next match</translation>
+    </message>
+    <message>
+        <source>Previous match (Shift+F3)</source>
+        <translation>Previous match (Shift+F3)</translation>
+    </message>
+    <message>
+        <source>Next match (Enter, F3)</source>
+        <translation>Next match (Enter, F3)</translation>
+    </message>
+    <message>
+        <source>Op category</source>
+        <translation>Op category</translation>
+    </message>
+    <message>
+        <source>Role</source>
+        <translation>Role</translation>
+    </message>
+    <message>
+        <source>Fusion group</source>
+        <translation>Fusion group</translation>
+    </message>
+    <message>
+        <source>Saved / recomputed</source>
+        <translation>Saved / recomputed</translation>
+    </message>
+    <message>
+        <source>Offload unit</source>
+        <translation>Offload unit</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>Size</translation>
+    </message>
+    <message>
+        <source>Estimated time</source>
+        <translation>Estimated time</translation>
+    </message>
+    <message>
+        <source>Fold all</source>
+        <translation>Fold all</translation>
+    </message>
+    <message>
+        <source>Fold repeated layers and close big clusters again</source>
+        <translation>Fold repeated layers and close big clusters again</translation>
+    </message>
+    <message>
+        <source>Fit</source>
+        <translation>Fit</translation>
+    </message>
+    <message>
+        <source>Fit the graph to the window</source>
+        <translation>Fit the graph to the window</translation>
+    </message>
+    <message>
+        <source>Colour by</source>
+        <translation>Colour by</translation>
+    </message>
+    <message>
+        <source>Laying out…</source>
+        <translation>Laying out…</translation>
+    </message>
+    <message numerus="yes">
+        <source>Laying out %n node(s)…</source>
+        <translation>
+            <numerusform>Laying out %n node…</numerusform>
+            <numerusform>Laying out %n nodes…</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Could not lay out %1: %2</source>
+        <translation>Could not lay out %1: %2</translation>
+    </message>
+    <message>
+        <source>input</source>
+        <translation>input</translation>
+    </message>
+    <message>
+        <source>parameter</source>
+        <translation>parameter</translation>
+    </message>
+    <message>
+        <source>buffer</source>
+        <translation>buffer</translation>
+    </message>
+    <message>
+        <source>tangent</source>
+        <translation>tangent</translation>
+    </message>
+    <message>
+        <source>symbolic size</source>
+        <translation>symbolic size</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>backward</translation>
+    </message>
+    <message>
+        <source>forward</source>
+        <translation>forward</translation>
+    </message>
+    <message>
+        <source>No plan for this graph yet.</source>
+        <translation>No plan for this graph yet.</translation>
+    </message>
+    <message>
+        <source>pointwise group (shades tell neighbours apart)</source>
+        <translation>pointwise group (shades tell neighbours apart)</translation>
+    </message>
+    <message>
+        <source>reduction group</source>
+        <translation>reduction group</translation>
+    </message>
+    <message>
+        <source>normalization group</source>
+        <translation>normalization group</translation>
+    </message>
+    <message>
+        <source>not fused</source>
+        <translation>not fused</translation>
+    </message>
+    <message>
+        <source>The plan on show has no recompute decision.</source>
+        <translation>The plan on show has no recompute decision.</translation>
+    </message>
+    <message>
+        <source>saved for the backward</source>
+        <translation>saved for the backward</translation>
+    </message>
+    <message>
+        <source>recomputed in the backward</source>
+        <translation>recomputed in the backward</translation>
+    </message>
+    <message>
+        <source>No layer units in the plan on show.</source>
+        <translation>No layer units in the plan on show.</translation>
+    </message>
+    <message>
+        <source>no unit</source>
+        <translation>no unit</translation>
+    </message>
+    <message>
+        <source>%1 (resident)</source>
+        <translation>%1 (resident)</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n more unit(s) not listed.</source>
+        <translation>
+            <numerusform>%n more unit not listed.</numerusform>
+            <numerusform>%n more units not listed.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>no tensor</source>
+        <translation>no tensor</translation>
+    </message>
+    <message>
+        <source>no kernel</source>
+        <translation>no kernel</translation>
+    </message>
+    <message>
+        <source>Roofline estimate on %1.</source>
+        <translation>Roofline estimate on %1.</translation>
+    </message>
+    <message>
+        <source>No estimate: the target %1 cannot be read.</source>
+        <translation>No estimate: the target %1 cannot be read.</translation>
+    </message>
+    <message>
+        <source>no match</source>
+        <translation>no match</translation>
+    </message>
+    <message>
+        <source>%1 / %2</source>
+        <translation>%1 / %2</translation>
+    </message>
+    <message>
+        <source>No graph is laid out.</source>
+        <translation>No graph is laid out.</translation>
+    </message>
+    <message>
+        <source>Graph %1 drawn by Lathe Studio</source>
+        <translation>Graph %1 drawn by Lathe Studio</translation>
+    </message>
+    <message>
+        <source>Cannot write %1.</source>
+        <translation>Cannot write %1.</translation>
+    </message>
+    <message>
+        <source>Export writes .svg or .png files, not %1.</source>
+        <translation>Export writes .svg or .png files, not %1.</translation>
+    </message>
+    <message>
+        <source>The graph is too big for an image.</source>
+        <translation>The graph is too big for an image.</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GuardDiffModel</name>
+    <message>
+        <source>added</source>
+        <translation>added</translation>
+    </message>
+    <message>
+        <source>removed</source>
+        <translation>removed</translation>
+    </message>
+    <message>
+        <source>changed</source>
+        <translation>changed</translation>
+    </message>
+    <message>
+        <source>Change</source>
+        <translation>Change</translation>
+    </message>
+    <message>
+        <source>Guard</source>
+        <translation>Guard</translation>
+    </message>
+    <message>
+        <source>Guarded value</source>
+        <translation>Guarded value</translation>
+    </message>
+    <message>
+        <source>Before</source>
+        <translation>Before</translation>
+    </message>
+    <message>
+        <source>After</source>
+        <translation>After</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GuardTreeModel</name>
+    <message>
+        <source>key: %1</source>
+        <translation>key: %1</translation>
+    </message>
+    <message>
+        <source>value: %1</source>
+        <translation>value: %1</translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>%1:%2</source>
+        <translation>%1:%2</translation>
+    </message>
+    <message>
+        <source>%1  (%2)</source>
+        <translation>%1  (%2)</translation>
+    </message>
+    <message>
+        <source>Broken by a recompile: %1</source>
+        <translation>Broken by a recompile: %1</translation>
+    </message>
+    <message>
+        <source>Guard</source>
+        <translation>Guard</translation>
+    </message>
+    <message>
+        <source>Code</source>
+        <translation>Code</translation>
+    </message>
+    <message>
+        <source>Guarded value</source>
+        <translation>Guarded value</translation>
+    </message>
+    <message>
+        <source>Python type</source>
+        <translation>Python type</translation>
+    </message>
+    <message>
+        <source>Accessed by</source>
+        <translation>Accessed by</translation>
+    </message>
+    <message>
+        <source>User code</source>
+        <translation>User code</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GuardsView</name>
+    <message>
+        <source>rank %1 · %2</source>
+        <translation>rank %1 · %2</translation>
+    </message>
+    <message>
+        <source>%1 · %2</source>
+        <translation>%1 · %2</translation>
+    </message>
+    <message>
+        <source>Filter guards: type, value, code, user code…</source>
+        <translation>Filter guards: type, value, code, user code…</translation>
+    </message>
+    <message>
+        <source>Compile:</source>
+        <translation>Compile:</translation>
+    </message>
+    <message>
+        <source>Before:</source>
+        <translation>Before:</translation>
+    </message>
+    <message>
+        <source>After:</source>
+        <translation>After:</translation>
+    </message>
+    <message>
+        <source>Recompile reasons</source>
+        <translation>Recompile reasons</translation>
+    </message>
+    <message>
+        <source>Diff of two compiles</source>
+        <translation>Diff of two compiles</translation>
+    </message>
+    <message>
+        <source>No compile of this capture logged its guards.</source>
+        <translation>No compile of this capture logged its guards.</translation>
+    </message>
+    <message>
+        <source>Guards are recorded in TORCH_TRACE logs only.</source>
+        <translation>Guards are recorded in TORCH_TRACE logs only.</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>%1 others</source>
+        <translation>%1 others</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n guard(s): </source>
+        <translation>
+            <numerusform>%n guard: </numerusform>
+            <numerusform>%n guards: </numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>  ·  checked in %1 µs</source>
+        <translation>  ·  checked in %1 µs</translation>
+    </message>
+    <message>
+        <source>This compile logged no guards.</source>
+        <translation>This compile logged no guards.</translation>
+    </message>
+    <message>
+        <source>No later compile of this frame failed these guards.</source>
+        <translation>No later compile of this frame failed these guards.</translation>
+    </message>
+    <message>
+        <source>recompiled because this compile&apos;s guards failed:</source>
+        <translation>recompiled because this compile&apos;s guards failed:</translation>
+    </message>
+    <message>
+        <source>No guard of this tree matches the reason.</source>
+        <translation>No guard of this tree matches the reason.</translation>
+    </message>
+    <message>
+        <source>This compile exists because guards of</source>
+        <translation>This compile exists because guards of</translation>
+    </message>
+    <message>
+        <source>%1 added · %2 removed · %3 changed · %4 unchanged</source>
+        <translation>%1 added · %2 removed · %3 changed · %4 unchanged</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::MemoryCategory</name>
+    <message>
+        <source>weights</source>
+        <translation>weights</translation>
+    </message>
+    <message>
+        <source>inputs</source>
+        <translation>inputs</translation>
+    </message>
+    <message>
+        <source>saved</source>
+        <translation>saved</translation>
+    </message>
+    <message>
+        <source>recomputed</source>
+        <translation>recomputed</translation>
+    </message>
+    <message>
+        <source>temporaries</source>
+        <translation>temporaries</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>gradients</translation>
+    </message>
+    <message>
+        <source>outputs</source>
+        <translation>outputs</translation>
+    </message>
+    <message>
+        <source>prefetched</source>
+        <translation>prefetched</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::MemoryTimelineView</name>
+    <message>
+        <source>Pin as baseline</source>
+        <translation>Pin as baseline</translation>
+    </message>
+    <message>
+        <source>Clear baseline</source>
+        <translation>Clear baseline</translation>
+    </message>
+    <message>
+        <source>Load memory snapshot…</source>
+        <translation>Load memory snapshot…</translation>
+    </message>
+    <message>
+        <source>Hide snapshot</source>
+        <translation>Hide snapshot</translation>
+    </message>
+    <message>
+        <source>Keep this plan&apos;s total on the plot as an outline, to compare the next plans with it.</source>
+        <translation>Keep this plan&apos;s total on the plot as an outline, to compare the next plans with it.</translation>
+    </message>
+    <message>
+        <source>Draw a CUDA memory snapshot&apos;s allocated bytes (torch.cuda.memory._dump_snapshot) over the plan, to compare the prediction with a measured run.</source>
+        <translation>Draw a CUDA memory snapshot&apos;s allocated bytes (torch.cuda.memory._dump_snapshot) over the plan, to compare the prediction with a measured run.</translation>
+    </message>
+    <message>
+        <source>Execution</source>
+        <translation>Execution</translation>
+    </message>
+    <message>
+        <source>Live memory (GiB)</source>
+        <translation>Live memory (GiB)</translation>
+    </message>
+    <message>
+        <source>baseline: %1 (peak %2)</source>
+        <translation>baseline: %1 (peak %2)</translation>
+    </message>
+    <message>
+        <source>budget %1</source>
+        <translation>budget %1</translation>
+    </message>
+    <message>
+        <source>Load a CUDA memory snapshot</source>
+        <translation>Load a CUDA memory snapshot</translation>
+    </message>
+    <message>
+        <source>CUDA memory snapshots (*.pickle);;All files (*)</source>
+        <translation>CUDA memory snapshots (*.pickle);;All files (*)</translation>
+    </message>
+    <message>
+        <source>snapshot %1, allocated</source>
+        <translation>snapshot %1, allocated</translation>
+    </message>
+    <message>
+        <source>Snapshot %1 (device %2): its %3 trace events are spread evenly over this plan&apos;s %4 executions (event i at execution i × %5 / %6), so the two curves share the axis but not a clock. Measured peak %7.</source>
+        <translation>Snapshot %1 (device %2): its %3 trace events are spread evenly over this plan&apos;s %4 executions (event i at execution i × %5 / %6), so the two curves share the axis but not a clock. Measured peak %7.</translation>
+    </message>
+    <message>
+        <source>budget %1 cannot be met</source>
+        <translation>budget %1 cannot be met</translation>
+    </message>
+    <message>
+        <source>← forward</source>
+        <translation>← forward</translation>
+    </message>
+    <message>
+        <source>backward →</source>
+        <translation>backward →</translation>
+    </message>
+    <message>
+        <source>peak %1 at %2</source>
+        <translation>peak %1 at %2</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::NodeInspector</name>
+    <message>
+        <source>yes</source>
+        <translation>yes</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>no</translation>
+    </message>
+    <message>
+        <source>Select a node to see its details.</source>
+        <translation>Select a node to see its details.</translation>
+    </message>
+    <message>
+        <source>Kernel</source>
+        <translation>Kernel</translation>
+    </message>
+    <message>
+        <source>none (no device work)</source>
+        <translation>none (no device work)</translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation>Time</translation>
+    </message>
+    <message>
+        <source>Bound by</source>
+        <translation>Bound by</translation>
+    </message>
+    <message>
+        <source>compute</source>
+        <translation>compute</translation>
+    </message>
+    <message>
+        <source>memory</source>
+        <translation>memory</translation>
+    </message>
+    <message>
+        <source>FLOPs</source>
+        <translation>FLOPs</translation>
+    </message>
+    <message>
+        <source>Bytes moved</source>
+        <translation>Bytes moved</translation>
+    </message>
+    <message>
+        <source>Cost</source>
+        <translation>Cost</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n more</source>
+        <translation>
+            <numerusform>%n more</numerusform>
+            <numerusform>%n more</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 as %2</source>
+        <translation>%1 as %2</translation>
+    </message>
+    <message>
+        <source>Also in:</source>
+        <translation>Also in:</translation>
+    </message>
+    <message>
+        <source>Op</source>
+        <translation>Op</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>Target</translation>
+    </message>
+    <message>
+        <source>Role</source>
+        <translation>Role</translation>
+    </message>
+    <message>
+        <source>Comment</source>
+        <translation>Comment</translation>
+    </message>
+    <message>
+        <source>Synthetic</source>
+        <translation>Synthetic</translation>
+    </message>
+    <message>
+        <source>added by the loader</source>
+        <translation>added by the loader</translation>
+    </message>
+    <message>
+        <source>Node</source>
+        <translation>Node</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>Value</translation>
+    </message>
+    <message>
+        <source>Strides</source>
+        <translation>Strides</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>Device</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation>Bytes</translation>
+    </message>
+    <message>
+        <source>Category</source>
+        <translation>Category</translation>
+    </message>
+    <message>
+        <source>Table entry</source>
+        <translation>Table entry</translation>
+    </message>
+    <message>
+        <source>Fusible</source>
+        <translation>Fusible</translation>
+    </message>
+    <message>
+        <source>Compute sensitive</source>
+        <translation>Compute sensitive</translation>
+    </message>
+    <message>
+        <source>Subgraph boundary</source>
+        <translation>Subgraph boundary</translation>
+    </message>
+    <message>
+        <source>Operator</source>
+        <translation>Operator</translation>
+    </message>
+    <message>
+        <source>Estimated cost on %1</source>
+        <translation>Estimated cost on %1</translation>
+    </message>
+    <message>
+        <source>Arguments</source>
+        <translation>Arguments</translation>
+    </message>
+    <message>
+        <source>Users (%1)</source>
+        <translation>Users (%1)</translation>
+    </message>
+    <message>
+        <source>Module</source>
+        <translation>Module</translation>
+    </message>
+    <message>
+        <source> in %1</source>
+        <translation> in %1</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>File</translation>
+    </message>
+    <message>
+        <source>Code</source>
+        <translation>Code</translation>
+    </message>
+    <message>
+        <source>Annotation</source>
+        <translation>Annotation</translation>
+    </message>
+    <message>
+        <source>Provenance</source>
+        <translation>Provenance</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::OpCategory</name>
+    <message>
+        <source>unknown</source>
+        <translation>unknown</translation>
+    </message>
+    <message>
+        <source>matmul</source>
+        <translation>matmul</translation>
+    </message>
+    <message>
+        <source>attention</source>
+        <translation>attention</translation>
+    </message>
+    <message>
+        <source>convolution</source>
+        <translation>convolution</translation>
+    </message>
+    <message>
+        <source>pointwise</source>
+        <translation>pointwise</translation>
+    </message>
+    <message>
+        <source>reduction</source>
+        <translation>reduction</translation>
+    </message>
+    <message>
+        <source>normalization</source>
+        <translation>normalization</translation>
+    </message>
+    <message>
+        <source>data_movement</source>
+        <translation>data_movement</translation>
+    </message>
+    <message>
+        <source>view</source>
+        <translation>view</translation>
+    </message>
+    <message>
+        <source>creation</source>
+        <translation>creation</translation>
+    </message>
+    <message>
+        <source>random</source>
+        <translation>random</translation>
+    </message>
+    <message>
+        <source>collective</source>
+        <translation>collective</translation>
+    </message>
+    <message>
+        <source>getitem</source>
+        <translation>getitem</translation>
+    </message>
+    <message>
+        <source>host</source>
+        <translation>host</translation>
+    </message>
+    <message>
+        <source>higher_order</source>
+        <translation>higher_order</translation>
+    </message>
+    <message>
+        <source>custom</source>
+        <translation>custom</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::ParetoView</name>
+    <message>
+        <source>Peak memory of the step (GiB)</source>
+        <translation>Peak memory of the step (GiB)</translation>
+    </message>
+    <message>
+        <source>Recompute time (ms)</source>
+        <translation>Recompute time (ms)</translation>
+    </message>
+    <message>
+        <source>Each point is a saved set no other beats on both peak and recompute time. Click one to plan with its peak as the budget.</source>
+        <translation>Each point is a saved set no other beats on both peak and recompute time. Click one to plan with its peak as the budget.</translation>
+    </message>
+    <message>
+        <source>No graph selected.</source>
+        <translation>No graph selected.</translation>
+    </message>
+    <message>
+        <source>The recompute frontier needs a joint (training) graph.</source>
+        <translation>The recompute frontier needs a joint (training) graph.</translation>
+    </message>
+    <message>
+        <source>Computing the recompute frontier…</source>
+        <translation>Computing the recompute frontier…</translation>
+    </message>
+    <message>
+        <source>The recompute frontier is computed when the budget panel or this view needs it.</source>
+        <translation>The recompute frontier is computed when the budget panel or this view needs it.</translation>
+    </message>
+    <message>
+        <source>frontier (budget policy)</source>
+        <translation>frontier (budget policy)</translation>
+    </message>
+    <message>
+        <source>this plan: recompute(%1)</source>
+        <translation>this plan: recompute(%1)</translation>
+    </message>
+    <message numerus="yes">
+        <source>Recompute frontier on %1
+%n point(s), peaks %2 to %3</source>
+        <translation>
+            <numerusform>Recompute frontier on %1
+%n point, peaks %2 to %3</numerusform>
+            <numerusform>Recompute frontier on %1
+%n points, peaks %2 to %3</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::PipelinePanel</name>
+    <message>
+        <source>Run</source>
+        <translation>Run</translation>
+    </message>
+    <message>
+        <source>◀ Back</source>
+        <translation>◀ Back</translation>
+    </message>
+    <message>
+        <source>Forward ▶</source>
+        <translation>Forward ▶</translation>
+    </message>
+    <message>
+        <source>split,fusion,recompute(policy=torch)</source>
+        <translation>split,fusion,recompute(policy=torch)</translation>
+    </message>
+    <message>
+        <source>Statistic</source>
+        <translation>Statistic</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>Value</translation>
+    </message>
+    <message>
+        <source>The selected step&apos;s changes</source>
+        <translation>The selected step&apos;s changes</translation>
+    </message>
+    <message>
+        <source>Running…</source>
+        <translation>Running…</translation>
+    </message>
+    <message>
+        <source>Pipeline failed: %1</source>
+        <translation>Pipeline failed: %1</translation>
+    </message>
+    <message>
+        <source>0. initial</source>
+        <translation>0. initial</translation>
+    </message>
+    <message>
+        <source>%1. %2</source>
+        <translation>%1. %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n step(s) on %1 in %2</source>
+        <translation>
+            <numerusform>%n step on %1 in %2</numerusform>
+            <numerusform>%n steps on %1 in %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>planned peak</source>
+        <translation>planned peak</translation>
+    </message>
+    <message>
+        <source>planned step time</source>
+        <translation>planned step time</translation>
+    </message>
+    <message>
+        <source>pass time</source>
+        <translation>pass time</translation>
+    </message>
+    <message>
+        <source>(no change)</source>
+        <translation>(no change)</translation>
+    </message>
+    <message>
+        <source>(the graph before any pass)</source>
+        <translation>(the graph before any pass)</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::PlanSession</name>
+    <message>
+        <source>No graph to plan</source>
+        <translation>No graph to plan</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::SavedTensorLedgerModel</name>
+    <message>
+        <source>Saved tensor</source>
+        <translation>Saved tensor</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>Value</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation>Bytes</translation>
+    </message>
+    <message>
+        <source>Saved at</source>
+        <translation>Saved at</translation>
+    </message>
+    <message>
+        <source>Last backward use</source>
+        <translation>Last backward use</translation>
+    </message>
+    <message>
+        <source>Held for</source>
+        <translation>Held for</translation>
+    </message>
+    <message>
+        <source>Bytes × time</source>
+        <translation>Bytes × time</translation>
+    </message>
+    <message>
+        <source>Why kept</source>
+        <translation>Why kept</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n execution(s) from saved to last read</source>
+        <translation>
+            <numerusform>%n execution from saved to last read</numerusform>
+            <numerusform>%n executions from saved to last read</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1·ms</source>
+        <translation>%1·ms</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::StageLinks</name>
+    <message>
+        <source>Dynamo graph</source>
+        <translation>Dynamo graph</translation>
+    </message>
+    <message>
+        <source>pre-grad graph (before passes)</source>
+        <translation>pre-grad graph (before passes)</translation>
+    </message>
+    <message>
+        <source>pre-grad graph</source>
+        <translation>pre-grad graph</translation>
+    </message>
+    <message>
+        <source>joint graph</source>
+        <translation>joint graph</translation>
+    </message>
+    <message>
+        <source>joint-pass graph (before passes)</source>
+        <translation>joint-pass graph (before passes)</translation>
+    </message>
+    <message>
+        <source>joint-pass graph</source>
+        <translation>joint-pass graph</translation>
+    </message>
+    <message>
+        <source>forward graph</source>
+        <translation>forward graph</translation>
+    </message>
+    <message>
+        <source>backward graph</source>
+        <translation>backward graph</translation>
+    </message>
+    <message>
+        <source>inference graph</source>
+        <translation>inference graph</translation>
+    </message>
+    <message>
+        <source>post-grad graph (before passes)</source>
+        <translation>post-grad graph (before passes)</translation>
+    </message>
+    <message>
+        <source>post-grad graph</source>
+        <translation>post-grad graph</translation>
+    </message>
+</context>
+<context>
+    <name>main</name>
+    <message>
+        <source>cannot write %1</source>
+        <translation>cannot write %1</translation>
+    </message>
+    <message>
+        <source>could not open %1 (the screenshot shows why)</source>
+        <translation>could not open %1 (the screenshot shows why)</translation>
+    </message>
+    <message>
+        <source>Workbench for PyTorch compiler artifacts: TORCH_TRACE logs (files or folders of ranks), torch.export .pt2 archives, CUDA memory snapshots.</source>
+        <translation>Workbench for PyTorch compiler artifacts: TORCH_TRACE logs (files or folders of ranks), torch.export .pt2 archives, CUDA memory snapshots.</translation>
+    </message>
+    <message>
+        <source>Render the window headless at %1x%2 to &lt;png&gt; and exit.</source>
+        <translation>Render the window headless at %1x%2 to &lt;png&gt; and exit.</translation>
+    </message>
+    <message>
+        <source>png</source>
+        <translation>png</translation>
+    </message>
+    <message>
+        <source>View to show in the screenshot: %1.</source>
+        <translation>View to show in the screenshot: %1.</translation>
+    </message>
+    <message>
+        <source>name</source>
+        <translation>name</translation>
+    </message>
+    <message>
+        <source>Interface language for this run: %1 (default: the one chosen in the Language menu, else the system&apos;s).</source>
+        <translation>Interface language for this run: %1 (default: the one chosen in the Language menu, else the system&apos;s).</translation>
+    </message>
+    <message>
+        <source>code</source>
+        <translation>code</translation>
+    </message>
+    <message>
+        <source>Artifact to open (default: the bundled example).</source>
+        <translation>Artifact to open (default: the bundled example).</translation>
+    </message>
+    <message>
+        <source>unknown language &apos;%1&apos;; available: %2</source>
+        <translation>unknown language &apos;%1&apos;; available: %2</translation>
+    </message>
+    <message>
+        <source>expected at most one path, got %1</source>
+        <translation>expected at most one path, got %1</translation>
+    </message>
+    <message>
+        <source>view &apos;%1&apos; is not available yet; available: %2</source>
+        <translation>view &apos;%1&apos; is not available yet; available: %2</translation>
+    </message>
+    <message>
+        <source>no path given and the bundled example is missing</source>
+        <translation>no path given and the bundled example is missing</translation>
+    </message>
+</context>
+</TS>

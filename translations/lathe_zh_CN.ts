@@ -1,0 +1,1667 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>lathe::studio::Language</name>
+    <message>
+        <source>System language</source>
+        <translation>跟随系统</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::studio::MainWindow</name>
+    <message>
+        <source>Lathe Studio</source>
+        <translation>Lathe Studio</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <source>No graph selected</source>
+        <translation>未选择图</translation>
+    </message>
+    <message>
+        <source>Filter nodes: name, target, category, shape, source…</source>
+        <translation>筛选节点：名称、目标、类别、形状、源码…</translation>
+    </message>
+    <message>
+        <source>Find Node</source>
+        <translation>查找节点</translation>
+    </message>
+    <message>
+        <source>Graph</source>
+        <translation>图</translation>
+    </message>
+    <message>
+        <source>Nodes</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Artifact</source>
+        <translation>产物</translation>
+    </message>
+    <message>
+        <source>Inspector</source>
+        <translation>检查器</translation>
+    </message>
+    <message>
+        <source>Pipeline</source>
+        <translation>流水线</translation>
+    </message>
+    <message>
+        <source>Memory timeline</source>
+        <translation>内存时间线</translation>
+    </message>
+    <message>
+        <source>Diagnostics</source>
+        <translation>诊断</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Open File…</source>
+        <translation>打开文件(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Open &amp;Folder…</source>
+        <translation>打开文件夹(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Open &amp;Recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Open &amp;Example</source>
+        <translation>打开示例(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;About Lathe Studio</source>
+        <translation>关于 Lathe Studio(&amp;A)</translation>
+    </message>
+    <message>
+        <source>About Lathe Studio</source>
+        <translation>关于 Lathe Studio</translation>
+    </message>
+    <message>
+        <source>Lathe Studio %1: a workbench for PyTorch compiler artifacts (TORCH_TRACE logs, torch.export archives, CUDA memory snapshots).</source>
+        <translation>Lathe Studio %1：PyTorch 编译产物工作台（TORCH_TRACE 日志、torch.export 归档、CUDA 内存快照）。</translation>
+    </message>
+    <message>
+        <source>No file to open (the bundled example is missing).</source>
+        <translation>没有可打开的文件（缺少内置示例）。</translation>
+    </message>
+    <message>
+        <source>Open artifact</source>
+        <translation>打开产物</translation>
+    </message>
+    <message>
+        <source>PyTorch artifacts (*.log *.log.gz *.gz *.pt2 *.pickle *.txt);;All files (*)</source>
+        <translation>PyTorch 产物 (*.log *.log.gz *.gz *.pt2 *.pickle *.txt);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Open a folder of TORCH_TRACE rank logs</source>
+        <translation>打开包含各 rank TORCH_TRACE 日志的文件夹</translation>
+    </message>
+    <message>
+        <source>Loading %1 cancelled</source>
+        <translation>已取消加载 %1</translation>
+    </message>
+    <message>
+        <source>Could not open %1: %2</source>
+        <translation>无法打开 %1：%2</translation>
+    </message>
+    <message>
+        <source>Could not open %1; the Diagnostics pane says why.</source>
+        <translation>无法打开 %1；原因见“诊断”面板。</translation>
+    </message>
+    <message>
+        <source>%1 — Lathe Studio</source>
+        <translation>%1 — Lathe Studio</translation>
+    </message>
+    <message numerus="yes">
+        <source>Loaded %1: %n graph(s)</source>
+        <translation>
+            <numerusform>已加载 %1：%n 个图</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>, %n diagnostic(s)</source>
+        <translation>
+            <numerusform>，%n 条诊断</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 · %2 nodes · %3 calls · %4 inputs</source>
+        <translation>%1 · %2 个节点 · %3 个调用 · %4 个输入</translation>
+    </message>
+    <message>
+        <source>Gantt</source>
+        <translation>甘特图</translation>
+    </message>
+    <message>
+        <source>Saved tensors</source>
+        <translation>保存的张量</translation>
+    </message>
+    <message>
+        <source>Pareto</source>
+        <translation>帕累托</translation>
+    </message>
+    <message>
+        <source>Budget</source>
+        <translation>预算</translation>
+    </message>
+    <message>
+        <source>&amp;Export View…</source>
+        <translation>导出视图(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>No graph is drawn yet: select one in the artifact tree.</source>
+        <translation>尚未绘制图：请在产物树中选择一个。</translation>
+    </message>
+    <message>
+        <source>Export the graph view</source>
+        <translation>导出图视图</translation>
+    </message>
+    <message>
+        <source>SVG image (*.svg);;PNG image (*.png)</source>
+        <translation>SVG 图像 (*.svg);;PNG 图像 (*.png)</translation>
+    </message>
+    <message>
+        <source>Exported the graph view to %1</source>
+        <translation>已将图视图导出到 %1</translation>
+    </message>
+    <message>
+        <source>Guards</source>
+        <translation>守卫</translation>
+    </message>
+    <message>
+        <source>Code</source>
+        <translation>代码</translation>
+    </message>
+    <message>
+        <source>%1 · %2</source>
+        <translation>%1 · %2</translation>
+    </message>
+    <message>
+        <source>%1 · FX graph</source>
+        <translation>%1 · FX 图</translation>
+    </message>
+    <message>
+        <source>Load Memory &amp;Snapshot onto the Timeline…</source>
+        <translation>将内存快照加载到时间线(&amp;S)…</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views</name>
+    <message>
+        <source>%1 in %2</source>
+        <translation>%2 中的 %1</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::ArtifactTreeModel</name>
+    <message numerus="yes">
+        <source>%n recompile reason(s)</source>
+        <translation>
+            <numerusform>%n 条重编译原因</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1:%2 in %3</source>
+        <translation>%3 中的 %1:%2</translation>
+    </message>
+    <message>
+        <source>rank %1 · %2</source>
+        <translation>rank %1 · %2</translation>
+    </message>
+    <message>
+        <source>Guards</source>
+        <translation>守卫</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n guard(s)</source>
+        <translation>
+            <numerusform>%n 个守卫</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Outside any compile</source>
+        <translation>不属于任何编译</translation>
+    </message>
+    <message>
+        <source>exported program</source>
+        <translation>导出的程序</translation>
+    </message>
+    <message>
+        <source>Memory snapshot</source>
+        <translation>内存快照</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n segment(s)</source>
+        <translation>
+            <numerusform>%n 个段</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Diagnostics</source>
+        <translation>诊断</translation>
+    </message>
+    <message>
+        <source>%1 errors, %2 warnings, %3 notes</source>
+        <translation>%1 个错误，%2 个警告，%3 条提示</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Nodes</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详情</translation>
+    </message>
+    <message>
+        <source>Inductor output code</source>
+        <translation>Inductor 输出代码</translation>
+    </message>
+    <message>
+        <source>Inductor output code #%1</source>
+        <translation>Inductor 输出代码 #%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n line(s)</source>
+        <translation>
+            <numerusform>%n 行</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::BudgetPanel</name>
+    <message>
+        <source>NVIDIA H200</source>
+        <translation>NVIDIA H200</translation>
+    </message>
+    <message>
+        <source>NVIDIA H100 SXM</source>
+        <translation>NVIDIA H100 SXM</translation>
+    </message>
+    <message>
+        <source>NVIDIA RTX 5090</source>
+        <translation>NVIDIA RTX 5090</translation>
+    </message>
+    <message>
+        <source>NVIDIA A100 80GB</source>
+        <translation>NVIDIA A100 80GB</translation>
+    </message>
+    <message>
+        <source>NVIDIA L40S</source>
+        <translation>NVIDIA L40S</translation>
+    </message>
+    <message>
+        <source>Peak memory the step may use; below the slider&apos;s left end no saved set fits.</source>
+        <translation>一步训练可使用的峰值内存；低于滑块最左端时没有任何保存集合能满足。</translation>
+    </message>
+    <message>
+        <source>Memory budget: from the least peak recompute can reach to the peak without recompute.</source>
+        <translation>内存预算：从重计算能达到的最低峰值，到不重计算时的峰值。</translation>
+    </message>
+    <message>
+        <source>Share of the weights kept resident on the GPU; the others are streamed in just in time (offload policy heuristic).</source>
+        <translation>常驻 GPU 的权重比例；其余权重按需及时传入（卸载策略 heuristic）。</translation>
+    </message>
+    <message>
+        <source>Custom JSON…</source>
+        <translation>自定义 JSON…</translation>
+    </message>
+    <message>
+        <source>Memory budget</source>
+        <translation>内存预算</translation>
+    </message>
+    <message>
+        <source>Resident weights</source>
+        <translation>常驻权重</translation>
+    </message>
+    <message>
+        <source>Target GPU</source>
+        <translation>目标 GPU</translation>
+    </message>
+    <message>
+        <source>%1 %</source>
+        <translation>%1 %</translation>
+    </message>
+    <message>
+        <source>&lt;i&gt;Re-planning…&lt;/i&gt;</source>
+        <translation>&lt;i&gt;正在重新规划…&lt;/i&gt;</translation>
+    </message>
+    <message>
+        <source>Hardware profile</source>
+        <translation>硬件配置</translation>
+    </message>
+    <message>
+        <source>Lathe hardware profiles (*.json);;All files (*)</source>
+        <translation>Lathe 硬件配置 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Select a graph to plan.</source>
+        <translation>请选择要规划的图。</translation>
+    </message>
+    <message>
+        <source>Computing the recompute frontier…</source>
+        <translation>正在计算重计算前沿…</translation>
+    </message>
+    <message>
+        <source>The recompute frontier failed: %1</source>
+        <translation>重计算前沿计算失败：%1</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Planning failed:&lt;/b&gt; %1</source>
+        <translation>&lt;b&gt;规划失败：&lt;/b&gt;%1</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Peak %1&lt;/b&gt; · step estimate &lt;b&gt;%2&lt;/b&gt; on %3</source>
+        <translation>&lt;b&gt;峰值 %1&lt;/b&gt; · 在 %3 上的单步估计 &lt;b&gt;%2&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>Recompute %1 (policy %2), %3 saved</source>
+        <translation>重计算 %1（策略 %2），保存 %3</translation>
+    </message>
+    <message>
+        <source>Offload: %1 streamed per step, stalls %2</source>
+        <translation>卸载：每步传输 %1，停顿 %2</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#c02020&apos;&gt;&lt;b&gt;Budget %1 cannot be met:&lt;/b&gt; no saved set brings the peak below %2; the plan shown is the one with the least peak.&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;color:#c02020&apos;&gt;&lt;b&gt;无法满足预算 %1：&lt;/b&gt;没有任何保存集合能使峰值低于 %2；显示的是峰值最低的规划。&lt;/span&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#2e7d32&apos;&gt;Within the budget of %1.&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;color:#2e7d32&apos;&gt;在 %1 的预算之内。&lt;/span&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#c02020&apos;&gt;The peak is more than the %1 of %2.&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;color:#c02020&apos;&gt;峰值超过了 %2 的 %1。&lt;/span&gt;</translation>
+    </message>
+    <message>
+        <source> MiB</source>
+        <translation> MiB</translation>
+    </message>
+    <message>
+        <source>No recompute: not a joint (training) graph.</source>
+        <translation>无重计算：不是联合（训练）图。</translation>
+    </message>
+    <message>
+        <source>Memory budgets choose what a training step recomputes; this graph is planned with offload only.</source>
+        <translation>内存预算决定训练步骤中重计算哪些值；此图只规划卸载。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Reachable: %1 to %2, %n frontier point(s)</source>
+        <translation>
+            <numerusform>可达范围：%1 到 %2，共 %n 个前沿点</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 with the most recompute, %2 with none.</source>
+        <translation>最多重计算时为 %1，不重计算时为 %2。</translation>
+    </message>
+    <message>
+        <source>peak unchanged</source>
+        <translation>峰值不变</translation>
+    </message>
+    <message>
+        <source>peak +%1</source>
+        <translation>峰值 +%1</translation>
+    </message>
+    <message>
+        <source>peak −%1</source>
+        <translation>峰值 −%1</translation>
+    </message>
+    <message>
+        <source>&lt;i&gt;Since the last plan: %1, %2 value(s) newly saved, %3 now recomputed.&lt;/i&gt;</source>
+        <translation>&lt;i&gt;与上次规划相比：%1，新保存 %2 个值，新重计算 %3 个。&lt;/i&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::CodeView</name>
+    <message>
+        <source>Find in code</source>
+        <translation>在代码中查找</translation>
+    </message>
+    <message>
+        <source>Previous</source>
+        <translation>上一个</translation>
+    </message>
+    <message>
+        <source>Next</source>
+        <translation>下一个</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Click a node name, or a line naming source nodes, to select that node in %1.</source>
+        <translation>点击节点名，或列出源节点的行，即可在 %1 中选中该节点。</translation>
+    </message>
+    <message>
+        <source>No code selected: pick a graph or an output code entry in the artifact tree.</source>
+        <translation>未选择代码：请在产物树中选择一个图或输出代码条目。</translation>
+    </message>
+    <message>
+        <source>Not found</source>
+        <translation>未找到</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n match(es)</source>
+        <translation>
+            <numerusform>%n 处匹配</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::DiagnosticsModel</name>
+    <message numerus="yes">
+        <source>%n more diagnostic(s) not kept</source>
+        <translation>
+            <numerusform>另有 %n 条诊断未保留</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>note</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>Severity</source>
+        <translation>严重程度</translation>
+    </message>
+    <message>
+        <source>Code</source>
+        <translation>代码</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Location</source>
+        <translation>位置</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GanttView</name>
+    <message>
+        <source>Time in the step (ms)</source>
+        <translation>单步内时间（毫秒）</translation>
+    </message>
+    <message>
+        <source>compute</source>
+        <translation>计算</translation>
+    </message>
+    <message>
+        <source>H2D copy</source>
+        <translation>H2D 拷贝</translation>
+    </message>
+    <message>
+        <source>D2H copy</source>
+        <translation>D2H 拷贝</translation>
+    </message>
+    <message>
+        <source>Planning…</source>
+        <translation>正在规划…</translation>
+    </message>
+    <message>
+        <source>No plan yet: select a graph.</source>
+        <translation>尚无规划：请选择一个图。</translation>
+    </message>
+    <message>
+        <source> · weights copied %1</source>
+        <translation> · 拷贝权重 %1</translation>
+    </message>
+    <message>
+        <source> · bars: layer segments and weight copies</source>
+        <translation> · 条形：层段与权重拷贝</translation>
+    </message>
+    <message>
+        <source>%1 → %2 ms (%3)</source>
+        <translation>%1 → %2 毫秒（%3）</translation>
+    </message>
+    <message>
+        <source>Stall: compute waits for weights before %1
+%2</source>
+        <translation>停顿：计算在 %1 之前等待权重
+%2</translation>
+    </message>
+    <message>
+        <source>Compute: %1
+%2
+executions %3–%4 (click to select the node under the cursor)</source>
+        <translation>计算：%1
+%2
+执行 %3–%4（点击以选中光标下的节点）</translation>
+    </message>
+    <message>
+        <source>Kernel: %1 (execution %2)
+%3</source>
+        <translation>内核：%1（执行 %2）
+%3</translation>
+    </message>
+    <message>
+        <source>Host to device: %1, %2
+%3%4</source>
+        <translation>主机到设备：%1，%2
+%3%4</translation>
+    </message>
+    <message>
+        <source>
+starts in the previous step&apos;s tail</source>
+        <translation>
+在上一步的尾部开始</translation>
+    </message>
+    <message>
+        <source>Device to host: %1, %2
+%3</source>
+        <translation>设备到主机：%1，%2
+%3</translation>
+    </message>
+    <message>
+        <source>Step %1 on %2 · compute %3</source>
+        <translation>在 %2 上单步 %1 · 计算 %3</translation>
+    </message>
+    <message>
+        <source> · no stalls</source>
+        <translation> · 无停顿</translation>
+    </message>
+    <message numerus="yes">
+        <source> · %n stall(s) waiting for weights, %1 in all</source>
+        <translation>
+            <numerusform> · %n 次等待权重的停顿，共 %1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> · bars: kernels (every weight resident, nothing to copy)</source>
+        <translation> · 条形：内核（所有权重常驻，无需拷贝）</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GraphNodesModel</name>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Op</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>Category</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation>字节</translation>
+    </message>
+    <message>
+        <source>Role</source>
+        <translation>角色</translation>
+    </message>
+    <message>
+        <source>Module / source</source>
+        <translation>模块 / 源码</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GraphView</name>
+    <message>
+        <source>Fit</source>
+        <translation>适应窗口</translation>
+    </message>
+    <message>
+        <source>Fit the graph to the window</source>
+        <translation>使图适应窗口大小</translation>
+    </message>
+    <message numerus="yes">
+        <source>Laying out %n node(s)…</source>
+        <translation>
+            <numerusform>正在布局 %n 个节点…</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Could not lay out %1: %2</source>
+        <translation>无法布局 %1：%2</translation>
+    </message>
+    <message>
+        <source>input</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>Double-click to open.</source>
+        <translation>双击展开。</translation>
+    </message>
+    <message>
+        <source>Double-click the frame to close it.</source>
+        <translation>双击边框以折叠。</translation>
+    </message>
+    <message>
+        <source>Previous match (Shift+F3)</source>
+        <translation>上一个匹配（Shift+F3）</translation>
+    </message>
+    <message>
+        <source>Next match (Enter, F3)</source>
+        <translation>下一个匹配（Enter、F3）</translation>
+    </message>
+    <message>
+        <source>Op category</source>
+        <translation>算子类别</translation>
+    </message>
+    <message>
+        <source>Role</source>
+        <translation>角色</translation>
+    </message>
+    <message>
+        <source>Fusion group</source>
+        <translation>融合组</translation>
+    </message>
+    <message>
+        <source>Saved / recomputed</source>
+        <translation>保存 / 重计算</translation>
+    </message>
+    <message>
+        <source>Offload unit</source>
+        <translation>卸载单元</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Estimated time</source>
+        <translation>估计耗时</translation>
+    </message>
+    <message>
+        <source>Fold all</source>
+        <translation>全部折叠</translation>
+    </message>
+    <message>
+        <source>Fold repeated layers and close big clusters again</source>
+        <translation>重新折叠重复层并收起大簇</translation>
+    </message>
+    <message>
+        <source>Colour by</source>
+        <translation>着色依据</translation>
+    </message>
+    <message>
+        <source>Laying out…</source>
+        <translation>正在布局…</translation>
+    </message>
+    <message>
+        <source>parameter</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>buffer</source>
+        <translation>缓冲区</translation>
+    </message>
+    <message>
+        <source>tangent</source>
+        <translation>切向量</translation>
+    </message>
+    <message>
+        <source>symbolic size</source>
+        <translation>符号尺寸</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>No plan for this graph yet.</source>
+        <translation>此图尚无规划。</translation>
+    </message>
+    <message>
+        <source>pointwise group (shades tell neighbours apart)</source>
+        <translation>逐元素组（用深浅区分相邻组）</translation>
+    </message>
+    <message>
+        <source>reduction group</source>
+        <translation>归约组</translation>
+    </message>
+    <message>
+        <source>normalization group</source>
+        <translation>归一化组</translation>
+    </message>
+    <message>
+        <source>not fused</source>
+        <translation>未融合</translation>
+    </message>
+    <message>
+        <source>The plan on show has no recompute decision.</source>
+        <translation>当前显示的规划没有重计算决策。</translation>
+    </message>
+    <message>
+        <source>saved for the backward</source>
+        <translation>为反向保存</translation>
+    </message>
+    <message>
+        <source>recomputed in the backward</source>
+        <translation>在反向中重计算</translation>
+    </message>
+    <message>
+        <source>No layer units in the plan on show.</source>
+        <translation>当前显示的规划中没有层单元。</translation>
+    </message>
+    <message>
+        <source>no unit</source>
+        <translation>无单元</translation>
+    </message>
+    <message>
+        <source>%1 (resident)</source>
+        <translation>%1（常驻）</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n more unit(s) not listed.</source>
+        <translation>
+            <numerusform>另有 %n 个单元未列出。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>no tensor</source>
+        <translation>无张量</translation>
+    </message>
+    <message>
+        <source>no kernel</source>
+        <translation>无内核</translation>
+    </message>
+    <message>
+        <source>Roofline estimate on %1.</source>
+        <translation>在 %1 上的 Roofline 估计。</translation>
+    </message>
+    <message>
+        <source>No estimate: the target %1 cannot be read.</source>
+        <translation>无估计：无法读取目标 %1。</translation>
+    </message>
+    <message>
+        <source>no match</source>
+        <translation>无匹配</translation>
+    </message>
+    <message>
+        <source>%1 / %2</source>
+        <translation>%1 / %2</translation>
+    </message>
+    <message>
+        <source>No graph is laid out.</source>
+        <translation>没有已布局的图。</translation>
+    </message>
+    <message>
+        <source>Graph %1 drawn by Lathe Studio</source>
+        <translation>由 Lathe Studio 绘制的图 %1</translation>
+    </message>
+    <message>
+        <source>Cannot write %1.</source>
+        <translation>无法写入 %1。</translation>
+    </message>
+    <message>
+        <source>Export writes .svg or .png files, not %1.</source>
+        <translation>导出只支持 .svg 或 .png 文件，不支持 %1。</translation>
+    </message>
+    <message>
+        <source>The graph is too big for an image.</source>
+        <translation>图太大，无法导出为图像。</translation>
+    </message>
+    <message>
+        <source>Find: name, op or module path</source>
+        <translation>查找：名称、算子或模块路径</translation>
+    </message>
+    <message>
+        <source>Find nodes by name, op or module path (Ctrl+F); Enter or F3 jumps to the next match</source>
+        <translation>按名称、算子或模块路径查找节点（Ctrl+F）；按 Enter 或 F3 跳到下一个匹配</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GuardDiffModel</name>
+    <message>
+        <source>added</source>
+        <translation>新增</translation>
+    </message>
+    <message>
+        <source>removed</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>changed</source>
+        <translation>变更</translation>
+    </message>
+    <message>
+        <source>Change</source>
+        <translation>变化</translation>
+    </message>
+    <message>
+        <source>Guard</source>
+        <translation>守卫</translation>
+    </message>
+    <message>
+        <source>Guarded value</source>
+        <translation>受守卫的值</translation>
+    </message>
+    <message>
+        <source>Before</source>
+        <translation>之前</translation>
+    </message>
+    <message>
+        <source>After</source>
+        <translation>之后</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GuardTreeModel</name>
+    <message>
+        <source>key: %1</source>
+        <translation>键：%1</translation>
+    </message>
+    <message>
+        <source>value: %1</source>
+        <translation>值：%1</translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>%1:%2</source>
+        <translation>%1:%2</translation>
+    </message>
+    <message>
+        <source>%1  (%2)</source>
+        <translation>%1  (%2)</translation>
+    </message>
+    <message>
+        <source>Broken by a recompile: %1</source>
+        <translation>被重编译打破：%1</translation>
+    </message>
+    <message>
+        <source>Guard</source>
+        <translation>守卫</translation>
+    </message>
+    <message>
+        <source>Code</source>
+        <translation>代码</translation>
+    </message>
+    <message>
+        <source>Guarded value</source>
+        <translation>受守卫的值</translation>
+    </message>
+    <message>
+        <source>Python type</source>
+        <translation>Python 类型</translation>
+    </message>
+    <message>
+        <source>Accessed by</source>
+        <translation>访问方式</translation>
+    </message>
+    <message>
+        <source>User code</source>
+        <translation>用户代码</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GuardsView</name>
+    <message>
+        <source>rank %1 · %2</source>
+        <translation>rank %1 · %2</translation>
+    </message>
+    <message>
+        <source>%1 · %2</source>
+        <translation>%1 · %2</translation>
+    </message>
+    <message>
+        <source>Filter guards: type, value, code, user code…</source>
+        <translation>筛选守卫：类型、值、代码、用户代码…</translation>
+    </message>
+    <message>
+        <source>Compile:</source>
+        <translation>编译：</translation>
+    </message>
+    <message>
+        <source>Before:</source>
+        <translation>之前：</translation>
+    </message>
+    <message>
+        <source>After:</source>
+        <translation>之后：</translation>
+    </message>
+    <message>
+        <source>Recompile reasons</source>
+        <translation>重编译原因</translation>
+    </message>
+    <message>
+        <source>Diff of two compiles</source>
+        <translation>两次编译的差异</translation>
+    </message>
+    <message>
+        <source>No compile of this capture logged its guards.</source>
+        <translation>此捕获中没有任何编译记录了守卫。</translation>
+    </message>
+    <message>
+        <source>Guards are recorded in TORCH_TRACE logs only.</source>
+        <translation>只有 TORCH_TRACE 日志记录守卫。</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>%1 others</source>
+        <translation>其他 %1 个</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n guard(s): </source>
+        <translation>
+            <numerusform>%n 个守卫：</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>  ·  checked in %1 µs</source>
+        <translation>  ·  检查耗时 %1 µs</translation>
+    </message>
+    <message>
+        <source>This compile logged no guards.</source>
+        <translation>此次编译没有记录守卫。</translation>
+    </message>
+    <message>
+        <source>No later compile of this frame failed these guards.</source>
+        <translation>此帧之后的编译都没有使这些守卫失败。</translation>
+    </message>
+    <message>
+        <source>recompiled because this compile&apos;s guards failed:</source>
+        <translation>因此次编译的守卫失败而重编译：</translation>
+    </message>
+    <message>
+        <source>No guard of this tree matches the reason.</source>
+        <translation>此树中没有守卫与该原因匹配。</translation>
+    </message>
+    <message>
+        <source>This compile exists because guards of</source>
+        <translation>此次编译的原因是以下编译的守卫失败：</translation>
+    </message>
+    <message>
+        <source>%1 added · %2 removed · %3 changed · %4 unchanged</source>
+        <translation>新增 %1 · 删除 %2 · 变更 %3 · 未变 %4</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::MemoryCategory</name>
+    <message>
+        <source>weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>inputs</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>saved</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>recomputed</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>temporaries</source>
+        <translation>临时值</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>outputs</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>prefetched</source>
+        <translation>预取</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::MemoryTimelineView</name>
+    <message>
+        <source>Execution</source>
+        <translation>执行顺序</translation>
+    </message>
+    <message>
+        <source>Live memory (GiB)</source>
+        <translation>存活内存（GiB）</translation>
+    </message>
+    <message>
+        <source>← forward</source>
+        <translation>← 前向</translation>
+    </message>
+    <message>
+        <source>backward →</source>
+        <translation>反向 →</translation>
+    </message>
+    <message>
+        <source>Pin as baseline</source>
+        <translation>固定为基线</translation>
+    </message>
+    <message>
+        <source>Clear baseline</source>
+        <translation>清除基线</translation>
+    </message>
+    <message>
+        <source>Load memory snapshot…</source>
+        <translation>加载内存快照…</translation>
+    </message>
+    <message>
+        <source>Hide snapshot</source>
+        <translation>隐藏快照</translation>
+    </message>
+    <message>
+        <source>Keep this plan&apos;s total on the plot as an outline, to compare the next plans with it.</source>
+        <translation>将此规划的总量以轮廓线保留在图上，用于与之后的规划比较。</translation>
+    </message>
+    <message>
+        <source>Draw a CUDA memory snapshot&apos;s allocated bytes (torch.cuda.memory._dump_snapshot) over the plan, to compare the prediction with a measured run.</source>
+        <translation>在规划上叠加 CUDA 内存快照（torch.cuda.memory._dump_snapshot）的已分配字节，用于比较预测与实测。</translation>
+    </message>
+    <message>
+        <source>baseline: %1 (peak %2)</source>
+        <translation>基线：%1（峰值 %2）</translation>
+    </message>
+    <message>
+        <source>budget %1</source>
+        <translation>预算 %1</translation>
+    </message>
+    <message>
+        <source>Load a CUDA memory snapshot</source>
+        <translation>加载 CUDA 内存快照</translation>
+    </message>
+    <message>
+        <source>CUDA memory snapshots (*.pickle);;All files (*)</source>
+        <translation>CUDA 内存快照 (*.pickle);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>snapshot %1, allocated</source>
+        <translation>快照 %1，已分配</translation>
+    </message>
+    <message>
+        <source>Snapshot %1 (device %2): its %3 trace events are spread evenly over this plan&apos;s %4 executions (event i at execution i × %5 / %6), so the two curves share the axis but not a clock. Measured peak %7.</source>
+        <translation>快照 %1（设备 %2）：其 %3 个跟踪事件被均匀分布到此规划的 %4 次执行上（事件 i 位于执行 i × %5 / %6），因此两条曲线共享坐标轴但不共享时钟。实测峰值 %7。</translation>
+    </message>
+    <message>
+        <source>budget %1 cannot be met</source>
+        <translation>无法满足预算 %1</translation>
+    </message>
+    <message>
+        <source>peak %1 at %2</source>
+        <translation>峰值 %1，位于 %2</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::NodeInspector</name>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>Select a node to see its details.</source>
+        <translation>选择一个节点以查看详情。</translation>
+    </message>
+    <message>
+        <source>Kernel</source>
+        <translation>内核</translation>
+    </message>
+    <message>
+        <source>none (no device work)</source>
+        <translation>无（不在设备上执行）</translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Bound by</source>
+        <translation>瓶颈</translation>
+    </message>
+    <message>
+        <source>compute</source>
+        <translation>计算</translation>
+    </message>
+    <message>
+        <source>memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>FLOPs</source>
+        <translation>浮点运算数</translation>
+    </message>
+    <message>
+        <source>Bytes moved</source>
+        <translation>传输字节</translation>
+    </message>
+    <message>
+        <source>Cost</source>
+        <translation>开销</translation>
+    </message>
+    <message>
+        <source>Op</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>Role</source>
+        <translation>角色</translation>
+    </message>
+    <message>
+        <source>Comment</source>
+        <translation>注释</translation>
+    </message>
+    <message>
+        <source>Synthetic</source>
+        <translation>合成</translation>
+    </message>
+    <message>
+        <source>added by the loader</source>
+        <translation>由加载器添加</translation>
+    </message>
+    <message>
+        <source>Node</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>Strides</source>
+        <translation>步长</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation>字节</translation>
+    </message>
+    <message>
+        <source>Category</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Table entry</source>
+        <translation>表项</translation>
+    </message>
+    <message>
+        <source>Fusible</source>
+        <translation>可融合</translation>
+    </message>
+    <message>
+        <source>Compute sensitive</source>
+        <translation>计算敏感</translation>
+    </message>
+    <message>
+        <source>Subgraph boundary</source>
+        <translation>子图边界</translation>
+    </message>
+    <message>
+        <source>Operator</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>Estimated cost on %1</source>
+        <translation>在 %1 上的估计开销</translation>
+    </message>
+    <message>
+        <source>Arguments</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Users (%1)</source>
+        <translation>使用者（%1）</translation>
+    </message>
+    <message>
+        <source>Module</source>
+        <translation>模块</translation>
+    </message>
+    <message>
+        <source> in %1</source>
+        <translation>，位于 %1</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Code</source>
+        <translation>代码</translation>
+    </message>
+    <message>
+        <source>Annotation</source>
+        <translation>标注</translation>
+    </message>
+    <message>
+        <source>Provenance</source>
+        <translation>来源</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n more</source>
+        <translation>
+            <numerusform>另有 %n 个</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 as %2</source>
+        <translation>%1 中为 %2</translation>
+    </message>
+    <message>
+        <source>Also in:</source>
+        <translation>也出现在：</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::OpCategory</name>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>matmul</source>
+        <translation>矩阵乘</translation>
+    </message>
+    <message>
+        <source>attention</source>
+        <translation>注意力</translation>
+    </message>
+    <message>
+        <source>convolution</source>
+        <translation>卷积</translation>
+    </message>
+    <message>
+        <source>pointwise</source>
+        <translation>逐元素</translation>
+    </message>
+    <message>
+        <source>reduction</source>
+        <translation>归约</translation>
+    </message>
+    <message>
+        <source>normalization</source>
+        <translation>归一化</translation>
+    </message>
+    <message>
+        <source>data_movement</source>
+        <translation>数据搬运</translation>
+    </message>
+    <message>
+        <source>view</source>
+        <translation>视图</translation>
+    </message>
+    <message>
+        <source>creation</source>
+        <translation>创建</translation>
+    </message>
+    <message>
+        <source>random</source>
+        <translation>随机</translation>
+    </message>
+    <message>
+        <source>collective</source>
+        <translation>集合通信</translation>
+    </message>
+    <message>
+        <source>getitem</source>
+        <translation>取元素</translation>
+    </message>
+    <message>
+        <source>host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>higher_order</source>
+        <translation>高阶算子</translation>
+    </message>
+    <message>
+        <source>custom</source>
+        <translation>自定义</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::ParetoView</name>
+    <message>
+        <source>Peak memory of the step (GiB)</source>
+        <translation>单步峰值内存（GiB）</translation>
+    </message>
+    <message>
+        <source>Recompute time (ms)</source>
+        <translation>重计算时间（毫秒）</translation>
+    </message>
+    <message>
+        <source>Each point is a saved set no other beats on both peak and recompute time. Click one to plan with its peak as the budget.</source>
+        <translation>每个点都是一个在峰值和重计算时间上均不被其他集合超越的保存集合。点击一个点，即以其峰值作为预算进行规划。</translation>
+    </message>
+    <message>
+        <source>No graph selected.</source>
+        <translation>未选择图。</translation>
+    </message>
+    <message>
+        <source>The recompute frontier needs a joint (training) graph.</source>
+        <translation>重计算前沿需要联合（训练）图。</translation>
+    </message>
+    <message>
+        <source>Computing the recompute frontier…</source>
+        <translation>正在计算重计算前沿…</translation>
+    </message>
+    <message>
+        <source>The recompute frontier is computed when the budget panel or this view needs it.</source>
+        <translation>重计算前沿在预算面板或此视图需要时计算。</translation>
+    </message>
+    <message>
+        <source>frontier (budget policy)</source>
+        <translation>前沿（budget 策略）</translation>
+    </message>
+    <message>
+        <source>this plan: recompute(%1)</source>
+        <translation>当前规划：recompute(%1)</translation>
+    </message>
+    <message numerus="yes">
+        <source>Recompute frontier on %1
+%n point(s), peaks %2 to %3</source>
+        <translation>
+            <numerusform>%1 上的重计算前沿
+%n 个点，峰值 %2 到 %3</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::PipelinePanel</name>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>◀ Back</source>
+        <translation>◀ 后退</translation>
+    </message>
+    <message>
+        <source>Forward ▶</source>
+        <translation>前进 ▶</translation>
+    </message>
+    <message>
+        <source>split,fusion,recompute(policy=torch)</source>
+        <translation>split,fusion,recompute(policy=torch)</translation>
+    </message>
+    <message>
+        <source>Statistic</source>
+        <translation>统计量</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>The selected step&apos;s changes</source>
+        <translation>所选步骤的变化</translation>
+    </message>
+    <message>
+        <source>Running…</source>
+        <translation>正在运行…</translation>
+    </message>
+    <message>
+        <source>Pipeline failed: %1</source>
+        <translation>流水线失败：%1</translation>
+    </message>
+    <message>
+        <source>0. initial</source>
+        <translation>0. 初始</translation>
+    </message>
+    <message>
+        <source>%1. %2</source>
+        <translation>%1. %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n step(s) on %1 in %2</source>
+        <translation>
+            <numerusform>在 %1 上 %n 个步骤，用时 %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>planned peak</source>
+        <translation>规划峰值</translation>
+    </message>
+    <message>
+        <source>planned step time</source>
+        <translation>规划单步时间</translation>
+    </message>
+    <message>
+        <source>pass time</source>
+        <translation>pass 耗时</translation>
+    </message>
+    <message>
+        <source>(no change)</source>
+        <translation>（无变化）</translation>
+    </message>
+    <message>
+        <source>(the graph before any pass)</source>
+        <translation>（运行任何 pass 之前的图）</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::PlanSession</name>
+    <message>
+        <source>No graph to plan</source>
+        <translation>没有可规划的图</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::SavedTensorLedgerModel</name>
+    <message>
+        <source>Saved tensor</source>
+        <translation>保存的张量</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation>字节</translation>
+    </message>
+    <message>
+        <source>Saved at</source>
+        <translation>保存于</translation>
+    </message>
+    <message>
+        <source>Last backward use</source>
+        <translation>反向中最后使用</translation>
+    </message>
+    <message>
+        <source>Held for</source>
+        <translation>持有时长</translation>
+    </message>
+    <message>
+        <source>Bytes × time</source>
+        <translation>字节 × 时间</translation>
+    </message>
+    <message>
+        <source>Why kept</source>
+        <translation>保留原因</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n execution(s) from saved to last read</source>
+        <translation>
+            <numerusform>从保存到最后一次读取共 %n 次执行</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1·ms</source>
+        <translation>%1·ms</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::StageLinks</name>
+    <message>
+        <source>Dynamo graph</source>
+        <translation>Dynamo 图</translation>
+    </message>
+    <message>
+        <source>pre-grad graph (before passes)</source>
+        <translation>pre-grad 图（pass 之前）</translation>
+    </message>
+    <message>
+        <source>pre-grad graph</source>
+        <translation>pre-grad 图</translation>
+    </message>
+    <message>
+        <source>joint graph</source>
+        <translation>联合图</translation>
+    </message>
+    <message>
+        <source>joint-pass graph (before passes)</source>
+        <translation>joint-pass 图（pass 之前）</translation>
+    </message>
+    <message>
+        <source>joint-pass graph</source>
+        <translation>joint-pass 图</translation>
+    </message>
+    <message>
+        <source>forward graph</source>
+        <translation>前向图</translation>
+    </message>
+    <message>
+        <source>backward graph</source>
+        <translation>反向图</translation>
+    </message>
+    <message>
+        <source>inference graph</source>
+        <translation>推理图</translation>
+    </message>
+    <message>
+        <source>post-grad graph (before passes)</source>
+        <translation>post-grad 图（pass 之前）</translation>
+    </message>
+    <message>
+        <source>post-grad graph</source>
+        <translation>post-grad 图</translation>
+    </message>
+</context>
+<context>
+    <name>main</name>
+    <message>
+        <source>cannot write %1</source>
+        <translation>无法写入 %1</translation>
+    </message>
+    <message>
+        <source>could not open %1 (the screenshot shows why)</source>
+        <translation>无法打开 %1（截图中显示了原因）</translation>
+    </message>
+    <message>
+        <source>Workbench for PyTorch compiler artifacts: TORCH_TRACE logs (files or folders of ranks), torch.export .pt2 archives, CUDA memory snapshots.</source>
+        <translation>PyTorch 编译产物工作台：TORCH_TRACE 日志（文件或各 rank 的文件夹）、torch.export .pt2 归档、CUDA 内存快照。</translation>
+    </message>
+    <message>
+        <source>Render the window headless at %1x%2 to &lt;png&gt; and exit.</source>
+        <translation>以 %1x%2 无界面渲染窗口到 &lt;png&gt; 并退出。</translation>
+    </message>
+    <message>
+        <source>png</source>
+        <translation>png</translation>
+    </message>
+    <message>
+        <source>View to show in the screenshot: %1.</source>
+        <translation>截图中显示的视图：%1。</translation>
+    </message>
+    <message>
+        <source>name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Artifact to open (default: the bundled example).</source>
+        <translation>要打开的产物（默认：内置示例）。</translation>
+    </message>
+    <message>
+        <source>expected at most one path, got %1</source>
+        <translation>最多只接受一个路径，实际得到 %1 个</translation>
+    </message>
+    <message>
+        <source>view &apos;%1&apos; is not available yet; available: %2</source>
+        <translation>视图“%1”尚不可用；可用视图：%2</translation>
+    </message>
+    <message>
+        <source>no path given and the bundled example is missing</source>
+        <translation>未提供路径，且缺少内置示例</translation>
+    </message>
+    <message>
+        <source>Interface language for this run: %1 (default: the one chosen in the Language menu, else the system&apos;s).</source>
+        <translation>本次运行的界面语言：%1（默认：“语言”菜单中选择的语言，否则跟随系统）。</translation>
+    </message>
+    <message>
+        <source>code</source>
+        <translation>语言代码</translation>
+    </message>
+    <message>
+        <source>unknown language &apos;%1&apos;; available: %2</source>
+        <translation>未知语言“%1”；可用语言：%2</translation>
+    </message>
+</context>
+</TS>

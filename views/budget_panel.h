@@ -1,0 +1,66 @@
+// The "Budget" dock: the memory budget (whole MiB; the slider spans the graph's least reachable peak to
+// its peak without recompute), the share of weights kept resident, and the target GPU. Moving a
+// control re-plans in the background: moves are coalesced, the run in flight is cancelled, the
+// GUI never waits. The outcome (peak, recompute time, step estimate, whether the budget is met)
+// is shown when the plan comes back.
+#pragma once
+
+#include <QWidget>
+#include <cstdint>
+#include <memory>
+
+class QComboBox;
+class QLabel;
+class QSlider;
+class QSpinBox;
+class QTimer;
+
+namespace lathe::views {
+
+class PlanSession;
+struct PlanRun;
+
+class BudgetPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  // How long the controls must rest before a re-plan starts.
+  static constexpr int kCoalesceMs = 40;
+
+  explicit BudgetPanel(PlanSession* session, QWidget* parent = nullptr);
+
+  // Sets the budget as if the user had moved to it (re-plans).
+  void setBudgetBytes(uint64_t bytes);
+  [[nodiscard]] uint64_t budgetBytes() const;
+  // 0..1, as if the user had moved the slider (re-plans).
+  void setResidentRatio(double ratio);
+  [[nodiscard]] double residentRatio() const;
+  // A built-in hardware id ("h100") or a lathe.hw/1 JSON file, as if picked (re-plans).
+  void setHardware(const QString& idOrPath);
+  [[nodiscard]] QSlider* budgetSlider() const { return budgetSlider_; }
+  [[nodiscard]] QLabel* outcomeLabel() const { return outcome_; }
+
+ private:
+  void onGraphChanged();
+  void onFrontierReady(bool ok, const QString& error);
+  void onPlanFinished(bool ok, const QString& error);
+  void onHardwarePicked(int index);
+  void scheduleReplan();
+  void replan();
+  // What changed from the plan shown before (same graph): peak and saved values.
+  [[nodiscard]] QString changeSincePrevious(const PlanRun& run) const;
+
+  PlanSession* session_;
+  QSlider* budgetSlider_;
+  QSpinBox* budgetSpin_;
+  QLabel* range_;
+  QSlider* residentSlider_;
+  QLabel* residentValue_;
+  QComboBox* hardware_;
+  QLabel* outcome_;
+  QTimer* coalesce_;
+  int lastHardwareIndex_ = 0;
+  std::shared_ptr<const PlanRun> previous_;
+};
+
+}  // namespace lathe::views

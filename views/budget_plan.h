@@ -1,0 +1,55 @@
+// The budget panel's plan: split,fusion,recompute(policy=budget,memory=B),offload(policy=heuristic,
+// resident=R) on one graph, with the recompute frontier computed once per graph and target, so that
+// moving the budget only picks a frontier point (the budget policy's own choice: the least
+// recompute time among the points whose peak fits, else the smallest peak) instead of solving the
+// frontier again (passes::BudgetFrontier). No Qt: it runs on the plan session's worker threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/graph_inputs.h"
+#include "analysis/joint.h"
+#include "hw/hw_profile.h"
+#include "io/artifact.h"
+#include "passes/pipeline.h"
+#include "passes/recompute.h"
+
+namespace lathe::views {
+
+// What planning one graph on one target needs, built once and shared by every budget run.
+struct PlanBasis {
+  std::shared_ptr<const ir::Graph> graph;
+  analysis::GraphInputs inputs;
+  hw::HwProfile hw;
+  bool inductor = true;
+  analysis::JointInfo joint;
+
+  [[nodiscard]] passes::PassContext context(const Progress& progress) const {
+    return passes::PassContext{*graph, inputs, hw, ir::OpRegistry::global(), progress, inductor};
+  }
+};
+
+struct BudgetRequest {
+  uint64_t budgetBytes = 0;
+  double residentRatio = 0.3;  // offload's resident=, 0..1
+};
+
+// The pipeline text the budget panel runs: recompute for a joint graph, offload only where the
+// split found layer units.
+[[nodiscard]] std::string budgetPipeline(const BudgetRequest& request, bool withRecompute, bool withOffload);
+
+// Runs the budget pipeline: every pass as the pipeline runs it, except that the recompute step
+// picks from `frontier` (passes::budgetRecompute, the same result as recompute(policy=budget)). A
+// null frontier (a graph that is not joint) leaves recompute out.
+[[nodiscard]] passes::PipelineRun runBudgetPipeline(const PlanBasis& basis, const passes::BudgetFrontier* frontier,
+                                                    const BudgetRequest& request, const Progress& progress);
+
+// The basis of one graph of an artifact on a target (built-in id or JSON file).
+[[nodiscard]] PlanBasis makePlanBasis(const io::Artifact& artifact, const std::string& graphId,
+                                      const std::string& hardware);
+
+}  // namespace lathe::views

@@ -1,0 +1,51 @@
+// The "Gantt" dock: the current plan step's compute, host-to-device and device-to-host streams as
+// the stream simulator runs them (step_gantt.h), one row each, time in ms. Compute bars are the
+// offload plan's segments or, without offload, the kernels; stalls (compute waiting for weights)
+// are marked on the compute row. Hovering a bar says what it is; clicking the compute row selects
+// the node running there.
+#pragma once
+
+#include <QWidget>
+
+#include "analysis/stream_sim.h"
+#include "ir/graph.h"
+
+class QCustomPlot;
+class QCPTextElement;
+class QMouseEvent;
+
+namespace lathe::views {
+
+class GanttRows;
+class PlanSession;
+
+class GanttView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit GanttView(PlanSession* session, QWidget* parent = nullptr);
+
+  [[nodiscard]] QCustomPlot* plot() const { return plot_; }
+  // Bars drawn in a row (stalls not counted).
+  [[nodiscard]] int barCount(analysis::Stream stream) const;
+  [[nodiscard]] int stallCount() const;
+  // What hovering at a pixel of the plot shows; empty over nothing.
+  [[nodiscard]] QString toolTipAt(const QPointF& pixel) const;
+  // The plot's y coordinate of a row.
+  [[nodiscard]] static double rowOf(analysis::Stream stream);
+
+ signals:
+  void nodeClicked(lathe::ir::NodeId node);
+
+ private:
+  void showCurrentStep();
+  void onPlotClicked(QMouseEvent* event);
+  void onMouseMove(QMouseEvent* event);
+
+  PlanSession* session_;
+  QCustomPlot* plot_;
+  QCPTextElement* title_;
+  GanttRows* rows_ = nullptr;
+};
+
+}  // namespace lathe::views

@@ -1,0 +1,132 @@
+#include "views/step_gantt.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "analysis/cost_model.h"
+#include "passes/offload_pass.h"
+
+namespace lathe::views {
+
+namespace {
+
+using analysis::Stream;
+
+StepGantt kernelGantt(const passes::PassContext& context, const passes::PlannedStep& planned) {
+  const std::vector<double> seconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
+  analysis::SimInput input;
+  input.tasks.reserve(planned.schedule.nodes.size());
+  for (ir::NodeId id : planned.schedule.nodes) {
+    analysis::SimTask task;
+    task.name = std::string(context.graph.name(id));
+    task.seconds = seconds[id];
+    input.tasks.push_back(std::move(task));
+  }
+  const analysis::SimResult sim = analysis::simulateStreams(input);
+  StepGantt gantt;
+  gantt.stepSeconds = sim.makespan;
+  for (size_t i = 0; i < sim.tasks.size(); ++i) {
+    const analysis::TaskRecord& record = sim.tasks[i];
+    gantt.bars.push_back(
+        {Stream::Compute, record.start, record.end, record.name, static_cast<int32_t>(i % 2), 0, i, i});
+    gantt.executionStart.push_back(record.start);
+    gantt.executionEnd.push_back(record.end);
+  }
+  return gantt;
+}
+
+StepGantt offloadGantt(const passes::PassContext& context, const plan::PlanState& state,
+                       const passes::PlannedStep& planned) {
+  const passes::OffloadProblem problem = passes::offloadProblem(context, state);
+  plan::OffloadDecision decision = *state.offload;
+  const passes::OffloadTimeline timeline = passes::simulateOffload(problem, decision);
+  const analysis::SimResult& sim = timeline.sim;
+  const size_t segments = problem.segments.size();
+  const auto lastStep = static_cast<size_t>(timeline.steps - 1);
+  size_t copies = 0;
+  for (const analysis::TaskRecord& record : sim.tasks) copies += record.stream == Stream::HostToDevice ? 1 : 0;
+  const size_t copiesPerStep = copies / static_cast<size_t>(timeline.steps);
+
+  const std::vector<int32_t> segmentOf = passes::segmentOfSteps(planned.schedule, state);
+  std::vector<size_t> firstExecution(segments, 0), lastExecution(segments, 0);
+  for (size_t i = segmentOf.size(); i-- > 0;) firstExecution[static_cast<size_t>(segmentOf[i])] = i;
+  for (size_t i = 0; i < segmentOf.size(); ++i) lastExecution[static_cast<size_t>(segmentOf[i])] = i;
+
+  StepGantt gantt;
+  gantt.segments = true;
+  gantt.stepSeconds = decision.stepSeconds;
+  const double origin = timeline.stepStart;
+  // Each stream runs its tasks in input order: the k-th compute task is segment k % n of step k / n.
+  std::vector<double> segmentStart(segments, 0);
+  std::vector<analysis::TaskIndex> computeTask(segments, analysis::kNoTask);
+  size_t computeSeen = 0, copySeen = 0;
+  for (size_t t = 0; t < sim.tasks.size(); ++t) {
+    const analysis::TaskRecord& record = sim.tasks[t];
+    if (record.stream == Stream::Compute) {
+      const size_t segment = computeSeen % segments, step = computeSeen / segments;
+      ++computeSeen;
+      if (step != lastStep) continue;
+      segmentStart[segment] = record.start - origin;
+      computeTask[segment] = static_cast<analysis::TaskIndex>(t);
+      gantt.bars.push_back({Stream::Compute, record.start - origin, record.end - origin, problem.segments[segment].name,
+                            static_cast<int32_t>(segment % 2), 0, firstExecution[segment], lastExecution[segment]});
+    } else {
+      const size_t step = copiesPerStep == 0 ? 0 : copySeen / copiesPerStep;
+      ++copySeen;
+      if (step != lastStep) continue;
+      gantt.bars.push_back({record.stream, record.start - origin, record.end - origin, record.name,
+                            static_cast<int32_t>(copySeen % 2), record.bytes, 0, 0});
+    }
+  }
+  for (const analysis::Bubble& bubble : sim.bubbles) {
+    const auto it = std::find(computeTask.begin(), computeTask.end(), bubble.before);
+    if (it == computeTask.end() || bubble.end <= bubble.start) continue;
+    gantt.stalls.push_back({bubble.start - origin, bubble.end - origin,
+                            problem.segments[static_cast<size_t>(it - computeTask.begin())].name});
+  }
+
+  // Executions within a segment run back to back from the segment's start.
+  const std::vector<double> seconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
+  std::vector<double> cursor = segmentStart;
+  for (size_t i = 0; i < planned.schedule.nodes.size(); ++i) {
+    const auto segment = static_cast<size_t>(segmentOf[i]);
+    gantt.executionStart.push_back(cursor[segment]);
+    cursor[segment] += seconds[planned.schedule.nodes[i]];
+    gantt.executionEnd.push_back(cursor[segment]);
+  }
+  return gantt;
+}
+
+}  // namespace
+
+bool StepGantt::uses(analysis::Stream stream) const {
+  return std::any_of(bars.begin(), bars.end(), [&](const GanttBar& bar) { return bar.stream == stream; });
+}
+
+size_t StepGantt::executionAt(double seconds) const {
+  if (executionStart.empty()) return std::numeric_limits<size_t>::max();
+  size_t best = 0;
+  double bestDistance = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < executionStart.size(); ++i) {
+    const double distance = seconds < executionStart[i] ? executionStart[i] - seconds
+                            : seconds > executionEnd[i] ? seconds - executionEnd[i]
+                                                        : 0.0;
+    if (distance < bestDistance) {
+      bestDistance = distance;
+      best = i;
+    }
+    if (distance == 0) break;
+  }
+  return best;
+}
+
+StepGantt buildStepGantt(const passes::PassContext& context, const plan::PlanState& state,
+                         const passes::PlannedStep& planned) {
+  StepGantt gantt =
+      state.offload && !state.units.empty() ? offloadGantt(context, state, planned) : kernelGantt(context, planned);
+  gantt.begin = 0;
+  for (const GanttBar& bar : gantt.bars) gantt.begin = std::min(gantt.begin, bar.start);
+  return gantt;
+}
+
+}  // namespace lathe::views

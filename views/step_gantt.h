@@ -1,0 +1,52 @@
+// What the Gantt view draws for one plan step: the step's compute, host-to-device and
+// device-to-host streams as the discrete-event simulator (analysis/stream_sim.h) runs them.
+// Offload plans: the offload pass's simulation (offload.h) of the step's segments and weight copies,
+// the last simulated step of a warmed-up run, copies that start in the previous step's tail at
+// negative times. Other plans: one compute task per execution, back to back. No Qt.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/stream_sim.h"
+#include "passes/plan_builder.h"
+
+namespace lathe::views {
+
+struct GanttBar {
+  analysis::Stream stream = analysis::Stream::Compute;
+  double start = 0;  // seconds from the step's start
+  double end = 0;
+  std::string label;          // segment, kernel or copy name
+  int32_t shade = 0;          // alternates between neighbouring bars of one row, for telling them apart
+  uint64_t bytes = 0;         // copied bytes (copies)
+  size_t firstExecution = 0;  // compute bars: executions [first, last] of the step schedule
+  size_t lastExecution = 0;
+};
+
+// The compute stream idle, waiting for a copy.
+struct GanttStall {
+  double start = 0;
+  double end = 0;
+  std::string before;  // the compute bar it delays
+};
+
+struct StepGantt {
+  std::vector<GanttBar> bars;  // per stream in time order
+  std::vector<GanttStall> stalls;
+  std::vector<double> executionStart;  // per execution of the step schedule, seconds from the step's start
+  std::vector<double> executionEnd;
+  double begin = 0;  // earliest bar start (negative when copies start in the previous step)
+  double stepSeconds = 0;
+  bool segments = false;  // compute bars are segments (offload plans), else kernels
+
+  [[nodiscard]] bool uses(analysis::Stream stream) const;
+  // The execution running at `seconds`, or the nearest one; SIZE_MAX when the step is empty.
+  [[nodiscard]] size_t executionAt(double seconds) const;
+};
+
+[[nodiscard]] StepGantt buildStepGantt(const passes::PassContext& context, const plan::PlanState& state,
+                                       const passes::PlannedStep& planned);
+
+}  // namespace lathe::views
