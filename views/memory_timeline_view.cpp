@@ -106,12 +106,16 @@ MemoryTimelineView::MemoryTimelineView(PlanSession* session, QWidget* parent)
   plot_->xAxis->setLabel(tr("Execution"));
   plot_->yAxis->setLabel(tr("Live memory (GiB)"));
   plot_->legend->setVisible(true);
-  plot_->legend->setBrush(QColor(255, 255, 255, 220));
-  // Two compact rows: the dock is short, and a column of eight entries would hide the plot.
+  // One row above the plot: inside it, the legend would hide the forward's peaks and the peak label.
+  plot_->axisRect()->insetLayout()->take(plot_->legend);
+  plot_->plotLayout()->insertRow(0);
+  plot_->plotLayout()->addElement(0, 0, plot_->legend);
+  plot_->plotLayout()->setRowStretchFactor(0, 0.001);
   plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-  plot_->legend->setWrap(4);
-  plot_->legend->setRowSpacing(0);
-  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  plot_->legend->setWrap(static_cast<int>(analysis::kMemoryCategoryCount) + 3);  // and baseline, budget, snapshot
+  plot_->legend->setBorderPen(Qt::NoPen);
+  plot_->legend->setMargins(QMargins(4, 0, 4, 0));
+  plot_->legend->setColumnSpacing(12);
   plot_->setMinimumHeight(200);
   connect(session_, &PlanSession::currentStepChanged, this, &MemoryTimelineView::showCurrentStep);
   connect(plot_, &QCustomPlot::mousePress, this, &MemoryTimelineView::onPlotClicked);

@@ -30,8 +30,14 @@ ParetoView::ParetoView(PlanSession* session, QWidget* parent)
   plot_->plotLayout()->addElement(0, 0, title_);
   plot_->xAxis->setLabel(tr("Peak memory of the step (GiB)"));
   plot_->yAxis->setLabel(tr("Recompute time (ms)"));
-  plot_->legend->setBrush(QColor(255, 255, 255, 220));
-  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  // One row under the title: inside the axes the legend would hide frontier points or the plan's.
+  plot_->axisRect()->insetLayout()->take(plot_->legend);
+  plot_->plotLayout()->insertRow(1);
+  plot_->plotLayout()->addElement(1, 0, plot_->legend);
+  plot_->plotLayout()->setRowStretchFactor(1, 0.001);
+  plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  plot_->legend->setBorderPen(Qt::NoPen);
+  plot_->legend->setColumnSpacing(12);
   plot_->setMinimumHeight(180);
   plot_->setToolTip(
       tr("Each point is a saved set no other beats on both peak and recompute time. "

@@ -27,9 +27,9 @@ constexpr int kExitInternal = 3;
 const QSize kScreenshotSize(1600, 1000);
 
 // Views that --view accepts.
-const QStringList kAvailableViews{QStringLiteral("graph"),    QStringLiteral("nodes"), QStringLiteral("timeline"),
-                                  QStringLiteral("pipeline"), QStringLiteral("gantt"), QStringLiteral("guards"),
-                                  QStringLiteral("code")};
+const QStringList kAvailableViews{QStringLiteral("graph"),  QStringLiteral("nodes"),    QStringLiteral("timeline"),
+                                  QStringLiteral("budget"), QStringLiteral("pipeline"), QStringLiteral("gantt"),
+                                  QStringLiteral("guards"), QStringLiteral("code")};
 
 // The centre tab a view shows; the plan views share the window with the node table.
 lathe::studio::MainWindow::CentralView centralViewFor(const QString& view, bool planView) {
@@ -61,12 +61,15 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
   MainWindow window(MainWindow::Options{.useSettings = false});
   window.resize(kScreenshotSize);
   // The plan views share the window with the node table, which is ready as soon as the graph is.
-  const bool planView =
-      view == QStringLiteral("timeline") || view == QStringLiteral("pipeline") || view == QStringLiteral("gantt");
+  const bool planView = view == QStringLiteral("timeline") || view == QStringLiteral("budget") ||
+                        view == QStringLiteral("pipeline") || view == QStringLiteral("gantt");
   window.showCentralView(centralViewFor(view, planView));
   window.show();
   if (planView) {
+    // "budget": the budget panel beside the timeline it moves.
+    if (view == QStringLiteral("budget")) window.showPlanView(MainWindow::PlanView::Timeline);
     window.showPlanView(view == QStringLiteral("timeline") ? MainWindow::PlanView::Timeline
+                        : view == QStringLiteral("budget") ? MainWindow::PlanView::Budget
                         : view == QStringLiteral("gantt")  ? MainWindow::PlanView::Gantt
                                                            : MainWindow::PlanView::Pipeline);
   }
@@ -82,6 +85,20 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
       QCoreApplication::exit(exitCode);
     });
   };
+  // The plan views show the pipeline run and the recompute frontier (Pareto, budget range) once both
+  // come back from their workers.
+  std::function<void()> grabWhenPlanned = [&] {
+    lathe::views::PlanSession* session = window.planSession();
+    if (session->busy()) {
+      QObject::connect(session, &lathe::views::PlanSession::finished, &window, [&] { grabWhenPlanned(); },
+                       Qt::SingleShotConnection);
+    } else if (session->frontierBusy()) {
+      QObject::connect(session, &lathe::views::PlanSession::frontierReady, &window, [&] { grabWhenPlanned(); },
+                       Qt::SingleShotConnection);
+    } else {
+      grab();
+    }
+  };
   lathe::views::GraphView* graphView = window.graphView();
   QObject::connect(&window, &MainWindow::loadFinished, &window, [&](bool ok) {
     if (!ok) {
@@ -94,10 +111,8 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
       QObject::connect(graphView, &lathe::views::GraphView::layoutFailed, &window, grab, Qt::SingleShotConnection);
       return;
     }
-    if (ok && planView && window.planSession()->busy()) {
-      // The plan views show the pipeline run once it comes back from the worker.
-      QObject::connect(window.planSession(), &lathe::views::PlanSession::finished, &window, grab,
-                       Qt::SingleShotConnection);
+    if (ok && planView) {
+      grabWhenPlanned();
       return;
     }
     grab();

@@ -45,7 +45,7 @@ void ScreenshotTest::exportedProgram() {
 
 void ScreenshotTest::everyView_data() {
   QTest::addColumn<QString>("view");
-  for (const char* view : {"graph", "nodes", "timeline", "pipeline", "gantt", "guards", "code"})
+  for (const char* view : {"graph", "nodes", "timeline", "budget", "pipeline", "gantt", "guards", "code"})
     QTest::newRow(view) << QString::fromLatin1(view);
 }
 
