@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "io/artifact.h"
+#include "sample_joint_graph.h"
 #include "views/budget_panel.h"
 #include "views/memory_timeline_view.h"
 #include "views/plan_session.h"
@@ -51,18 +51,10 @@ double stat(const lathe::passes::PipelineRecord& record, const char* name) {
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   try {
-    const std::string path = std::string(LATHE_SAMPLES_DIR) + "/captures/llama3_8b_4l_train.log.gz";
-    const auto artifact = std::make_shared<const lathe::io::Artifact>(lathe::io::loadArtifact(path));
-    std::shared_ptr<const lathe::ir::Graph> joint;
-    QString jointId;
-    for (const auto& listing : artifact->graphs()) {
-      if (listing.kind == "aot_joint_graph") {
-        joint = listing.graph;
-        jointId = QString::fromStdString(listing.id);
-        break;
-      }
-    }
-    if (!joint) throw std::runtime_error("no joint graph in " + path);
+    const lathe::bench::SampleJointGraph sample = lathe::bench::loadSampleJointGraph();
+    const auto& artifact = sample.artifact;
+    const auto& joint = sample.graph;
+    const QString& jointId = sample.id;
 
     lathe::views::PlanSession session;
     lathe::views::BudgetPanel panel(&session);

@@ -10,7 +10,7 @@
 #include <exception>
 #include <string>
 
-#include "io/artifact.h"
+#include "sample_joint_graph.h"
 #include "synthetic_graph.h"
 #include "views/graph_view.h"
 
@@ -47,21 +47,10 @@ double firstPaintMs(const std::shared_ptr<const lathe::ir::Graph>& graph, const 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   try {
-    const std::string path = std::string(LATHE_SAMPLES_DIR) + "/captures/llama3_8b_4l_train.log.gz";
-    const auto artifact = std::make_shared<const lathe::io::Artifact>(lathe::io::loadArtifact(path));
-    std::shared_ptr<const lathe::ir::Graph> joint;
-    QString jointId;
-    for (const auto& listing : artifact->graphs()) {
-      if (listing.kind == "aot_joint_graph") {
-        joint = listing.graph;
-        jointId = QString::fromStdString(listing.id);
-        break;
-      }
-    }
-    if (!joint) {
-      std::fprintf(stderr, "bench_gui_first_paint: no joint graph in %s\n", path.c_str());
-      return 1;
-    }
+    const lathe::bench::SampleJointGraph sample = lathe::bench::loadSampleJointGraph();
+    const auto& artifact = sample.artifact;
+    const auto& joint = sample.graph;
+    const QString& jointId = sample.id;
     std::printf("first_paint_llama3_8b_4l_train_joint\t%.1f\t1000\n", firstPaintMs(joint, jointId, artifact));
     std::fflush(stdout);
     const auto synthetic = lathe::bench::SyntheticDecoder::build(99, 64);
