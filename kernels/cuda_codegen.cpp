@@ -1067,12 +1067,21 @@ class GroupGenerator {
       if (overload != "Tensor_Scalar") unsupported("pow." + overload);
       const Arg* exponent = argument(graph_, node, 1, "exponent");
       const Val x = cast(a(), CType::Float);
-      if (exponent != nullptr && exponent->kind == Arg::Kind::Int && exponent->i >= 1 && exponent->i <= 4) {
-        std::string expr = x.expr;
-        for (int64_t k = 1; k < exponent->i; ++k) expr += " * " + x.expr;
-        return {"(" + expr + ")", CType::Float};
+      // Constant exponents as multiplications and square roots (as Inductor does): powf is a
+      // long call where the exponent is a float, even when it holds 2.0 or 3.0.
+      std::optional<double> constant;
+      if (exponent != nullptr && exponent->kind == Arg::Kind::Int) constant = static_cast<double>(exponent->i);
+      if (exponent != nullptr && exponent->kind == Arg::Kind::Float) constant = exponent->f;
+      if (constant && *constant == 0.5) return call("sqrtf", x);
+      if (constant && *constant == -0.5) return call("rsqrtf", x);
+      if (constant && *constant == 0.0) return {"1.0f", CType::Float};
+      if (constant && std::trunc(*constant) == *constant && std::abs(*constant) <= kUnrolledPowerLimit) {
+        const std::string base = temp();
+        line("const float " + base + " = " + x.expr + ";");
+        std::string product = base;
+        for (int k = 1; k < static_cast<int>(std::abs(*constant)); ++k) product += " * " + base;
+        return {*constant > 0 ? "(" + product + ")" : "(1.0f / (" + product + "))", CType::Float};
       }
-      if (exponent != nullptr && exponent->kind == Arg::Kind::Float && exponent->f == 0.5) return call("sqrtf", x);
       return {"powf(" + x.expr + ", " + cast(b(), CType::Float).expr + ")", CType::Float};
     }
     if (name == "neg") return {"(-" + cast(a(), out).expr + ")", out};
@@ -1500,6 +1509,13 @@ class GroupGenerator {
   // Reductions small enough to run inside each element that reads them: the members after the
   // reduction may then index it any way (a transpose, a slice), as each element reduces its own.
   static constexpr int64_t kInlineRowLimit = 64;
+  // Reductions over at most this many elements run a thread per row (its loop over the few
+  // reduced elements inside), consecutive threads on consecutive rows: a block per row would
+  // leave most of its threads idle. Where only row-sized values leave the group, as a pointwise
+  // kernel over them (16-byte stores).
+  static constexpr int64_t kShortRowLimit = 16;
+  // pow with an integer exponent up to this size is written as multiplications.
+  static constexpr double kUnrolledPowerLimit = 8;
 
   // The reduction at `index` of its result, as a loop inside the element that reads it.
   Val inlineReduction(const Index& index) {
@@ -1533,12 +1549,127 @@ class GroupGenerator {
 
   std::string reductionKernels() {
     rows_ = planRows();
-    const std::optional<std::string> across = acrossRows(rows_.rows, rows_.total);
-    if (!across) return reductionKernel();
     const bool simple = rows_.op.shaping == Shaping::Reduction && !rows_.reduce.variance;
+    const bool rowSizedOutputs = std::all_of(kernel_.outputs.begin(), kernel_.outputs.end(),
+                                             [&](const TensorSpec& out) { return product(out.sizes) == rows_.rows; });
+    if (simple && rowSizedOutputs && rows_.rowSize <= kShortRowLimit) {
+      inlineReduction_ = true;
+      return pointwiseKernels();
+    }
+    const std::optional<std::string> across = acrossRows(rows_.rows, rows_.total);
+    if (!across) {
+      if (simple && rows_.rows > 1 && leadingReduced() && columnOutputs()) return columnKernel();
+      threadRows_ = rows_.rowSize <= kShortRowLimit;
+      return reductionKernel();
+    }
     if (!simple || rows_.rowSize > kInlineRowLimit) unsupported(*across);
     inlineReduction_ = true;
     return pointwiseKernels();
+  }
+
+  // Reduced dimensions before every kept one (size-1 dimensions aside): element k of row r is
+  // element k * rows + r of the operand, so consecutive rows are consecutive in memory (columns).
+  bool leadingReduced() const {
+    const Shape& sizes = shapes_.at(rows_.source);
+    bool kept = false;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] == 1) continue;
+      if (kept && rows_.reducedDim[d]) return false;
+      kept = kept || !rows_.reducedDim[d];
+    }
+    return true;
+  }
+
+  // Outputs a column kernel can store: the row-sized ones, and element-sized ones that do not read
+  // the reduced value (each element is visited once, by some thread of the strip's block).
+  bool columnOutputs() {
+    std::set<NodeId> after{reduction_};
+    for (NodeId node : group_.nodes) {
+      const auto inputs = graph_.inputs(node);
+      if (std::any_of(inputs.begin(), inputs.end(), [&](NodeId in) { return after.contains(in); })) after.insert(node);
+    }
+    for (size_t k = 0; k < outputNodes_.size(); ++k) {
+      const int64_t count = product(kernel_.outputs[k].sizes);
+      if (count != rows_.rows && (count != rows_.total || after.contains(outputNodes_[k]))) return false;
+    }
+    return true;
+  }
+
+  // Column reductions (a weight or bias gradient: the sum over every token of each feature): a
+  // block owns a strip of consecutive columns, its thread groups (one per strip-wide slice of
+  // the block) take every groups-th row, so that a warp reads consecutive elements, and the
+  // groups' partial results are combined in shared memory in a fixed order (deterministic, no
+  // atomics, no second pass). The groups are counted from blockDim, so a block of one group (as
+  // the CPU check runs it) reduces its strip in one thread per column.
+  std::string columnKernel() {
+    const ReductionOp& reduce = rows_.reduce;
+    const int64_t rows = rows_.rows, rowSize = rows_.rowSize;
+    // Strips of 32 columns where that gives a block to every SM of an H100 / H200 (132), else
+    // narrower ones (8 columns: still a whole 32-byte sector of fp32) for more blocks.
+    constexpr int64_t kSMs = 132;
+    int64_t width = 8;
+    for (int64_t candidate : {32, 16}) {
+      if ((rows + candidate - 1) / candidate >= kSMs) {
+        width = candidate;
+        break;
+      }
+    }
+    const int64_t strips = (rows + width - 1) / width;
+    // Few strips get more threads each, so that enough loads are in flight.
+    const int64_t block = strips >= 2 * kSMs ? 256 : strips >= kSMs ? 512 : 1024;
+    const int64_t groups = block / width;
+    const std::string strip = std::to_string(width);
+    const std::string acc(cTypeName(reduce.accumulator));
+    std::string body;
+    resetBody(&body, 2);
+    line("__shared__ " + acc + " partial[" + std::to_string(groups) + "][" + strip + "];");
+    line("const long long row = static_cast<long long>(blockIdx.x) * " + strip + " + threadIdx.x % " + strip + "u;");
+    line("const unsigned group = threadIdx.x / " + strip + "u, groups = blockDim.x / " + strip + "u;");
+    line(acc + " acc = " + reduce.identity + ";");
+    const Shape& sourceShape = shape(rows_.source);
+    line("if (row < " + std::to_string(rows) + "LL) {");
+    indent_ += 2;
+    line("#pragma unroll 4");  // several rows' loads in flight per thread
+    line("for (long long k = group; k < " + std::to_string(rowSize) + "LL; k += groups) {");
+    const auto saved = memo_;
+    indent_ += 2;
+    line("const long long j = k * " + std::to_string(rows) + "LL + row;");
+    // Split from j (not from k and row), so that outputs of the operand's shape share its loads.
+    const Val x = cast(value(rows_.source, split("j", sourceShape)), reduce.accumulator);
+    line("acc = " + reduce.combine + "()(acc, " + x.expr + ");");
+    storeOutputs("j", rows_.total);
+    indent_ -= 2;
+    memo_ = saved;
+    line("}");
+    indent_ -= 2;
+    line("}");
+    line("partial[group][threadIdx.x % " + strip + "u] = acc;");
+    line("__syncthreads();");
+    line("if (group != 0 || row >= " + std::to_string(rows) + "LL) return;");
+    line("for (unsigned g = 1; g < groups; ++g) acc = " + reduce.combine + "()(acc, partial[g][threadIdx.x]);");
+    const ir::TensorMeta& meta = tensorMeta(reduction_);
+    const CType type = computeType(meta.dtype);
+    const std::string expr = reduce.mean ? "acc / " + std::to_string(rowSize) + ".0f" : "acc";
+    line("const " + std::string(cTypeName(type)) +
+         " red = " + rounded(cast({expr, reduce.accumulator}, type).expr, meta.dtype) + ";");
+    reduced_ = {{"red", type}};
+    storeOutputs("row", rows);
+    const std::string name = kernel_.name + "_cols";
+    std::string args = arguments();
+    args.resize(args.size() - 2);
+    std::string prototype = params();
+    prototype.resize(prototype.size() - 2);
+    kernel_.config = {strips, block};
+    launchBody_ +=
+        "  " + name + "<<<" + std::to_string(strips) + ", " + std::to_string(block) + ", 0, s>>>(" + args + ");\n";
+    return "__global__ void __launch_bounds__(" + std::to_string(block) + ") " + name + "(" + prototype + ") {\n" +
+           body + "}\n\n";
+  }
+
+  static std::string rounded(const std::string& expr, ir::DType dtype) {
+    if (dtype == ir::DType::BF16) return "lathe::round_bf16(" + expr + ")";
+    if (dtype == ir::DType::F16) return "lathe::round_f16(" + expr + ")";
+    return expr;
   }
 
   // Reduced dimensions after every kept one (size-1 dimensions aside): row r is the elements
@@ -1562,7 +1693,8 @@ class GroupGenerator {
     const std::string rowSize = std::to_string(rows_.rowSize) + "LL";
     const auto saved = memo_;
     if (!vectorMode_) {
-      line("for (long long k = threadIdx.x; k < " + rowSize + "; k += blockDim.x) {");
+      line(threadRows_ ? "for (long long k = 0; k < " + rowSize + "; ++k) {"
+                       : "for (long long k = threadIdx.x; k < " + rowSize + "; k += blockDim.x) {");
       indent_ += 2;
       line("const long long j = row * " + rowSize + " + k;");
       element();
@@ -1617,7 +1749,12 @@ class GroupGenerator {
     std::string body;
     resetBody(&body, 2);
     const std::string acc = std::string(cTypeName(reduce.accumulator));
-    line("const long long row = blockIdx.x;");
+    if (threadRows_) {
+      line("const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;");
+      line("if (row >= " + std::to_string(rows) + "LL) return;");
+    } else {
+      line("const long long row = blockIdx.x;");
+    }
     // The element of the operand the loop is at: split from `j` where rows are trailing, else from
     // the row and `k`.
     auto rowElement = [&]() {
@@ -1642,13 +1779,10 @@ class GroupGenerator {
           line("{ const float d = " + x.expr + " - " + center + "; " + accumulator + " += d * d; }");
         }
       });
-      line(accumulator + " = lathe::block_reduce(" + accumulator + ", " + reduce.combine + "(), " + reduce.identity +
-           ");");
-    };
-    auto rounded = [&](const std::string& expr, ir::DType dtype) {
-      if (dtype == ir::DType::BF16) return "lathe::round_bf16(" + expr + ")";
-      if (dtype == ir::DType::F16) return "lathe::round_f16(" + expr + ")";
-      return expr;
+      if (!threadRows_) {
+        line(accumulator + " = lathe::block_reduce(" + accumulator + ", " + reduce.combine + "(), " + reduce.identity +
+             ");");
+      }
     };
     const std::string count = std::to_string(rowSize) + ".0f";
     if (reduce.online) {
@@ -1657,7 +1791,7 @@ class GroupGenerator {
       rowLoop([&] {
         line("lathe::online_add(red_max, red_sum, " + cast(value(source, rowElement()), CType::Float).expr + ");");
       });
-      line("lathe::block_reduce_online(red_max, red_sum);");
+      if (!threadRows_) line("lathe::block_reduce_online(red_max, red_sum);");
       reduced_ = {{"red_max", CType::Float}, {"red_sum", CType::Float}};
     } else {
       pass("acc", "");
@@ -1694,7 +1828,7 @@ class GroupGenerator {
     bool rowOutputs = false;
     for (const TensorSpec& out : kernel_.outputs) rowOutputs = rowOutputs || product(out.sizes) == rows;
     if (rowOutputs) {
-      line("if (threadIdx.x == 0) {");
+      line(threadRows_ ? "{" : "if (threadIdx.x == 0) {");
       const auto saved = memo_;
       const bool vector = vectorMode_;
       vectorMode_ = false;
@@ -1718,14 +1852,17 @@ class GroupGenerator {
       const int64_t count = product(out.sizes);
       if (count != rows && count != total) unsupported("output " + out.name + " is neither row- nor element-sized");
     }
-    const int64_t block = rowSize >= 2048  ? 512
-                          : rowSize >= 256 ? 256
-                                           : std::max<int64_t>(32, (rowSize + 31) / 32 * 32);
+    // Short rows: a thread per row (see kShortRowLimit); else a block per row.
+    const int64_t block = threadRows_       ? 256
+                          : rowSize >= 2048 ? 512
+                          : rowSize >= 256  ? 256
+                                            : std::max<int64_t>(32, (rowSize + 31) / 32 * 32);
+    const int64_t grid = threadRows_ ? (rows + block - 1) / block : rows;
     const std::string scalarBody = reductionBody();
     // The chunked variant, where rows are trailing and some tensor is read or written along them.
     std::string vectorBody;
     int width = 1;
-    if (trailingRows()) {
+    if (trailingRows() && !threadRows_) {
       vectorMode_ = true;
       vectorBody = reductionBody();
       vectorMode_ = false;
@@ -1740,11 +1877,12 @@ class GroupGenerator {
     std::string prototype = params();
     prototype.resize(prototype.size() - 2);
     const std::string launchBounds = "__global__ void __launch_bounds__(" + std::to_string(block) + ") ";
-    const std::string grid = "<<<" + std::to_string(rows) + ", " + std::to_string(block) + ", 0, s>>>(" + args + ");\n";
+    const std::string launch =
+        "<<<" + std::to_string(grid) + ", " + std::to_string(block) + ", 0, s>>>(" + args + ");\n";
     std::string text = launchBounds + kernel_.name + "(" + prototype + ") {\n" + scalarBody + "}\n\n";
-    kernel_.config = {rows, block};
+    kernel_.config = {grid, block};
     if (width == 1) {
-      launchBody_ += "  " + kernel_.name + grid;
+      launchBody_ += "  " + kernel_.name + launch;
       return text;
     }
     const std::string w = std::to_string(width);
@@ -1760,8 +1898,8 @@ class GroupGenerator {
     for (size_t k : rowDirectOutputs_)
       aligned +=
           (aligned.empty() ? "" : " && ") + std::string("lathe::aligned(out") + std::to_string(k) + ", " + w + ")";
-    launchBody_ += "  if (" + aligned + ") {\n    " + kernel_.name + "_vec" + grid + "  } else {\n    " + kernel_.name +
-                   grid + "  }\n";
+    launchBody_ += "  if (" + aligned + ") {\n    " + kernel_.name + "_vec" + launch + "  } else {\n    " +
+                   kernel_.name + launch + "  }\n";
     return text;
   }
 
@@ -1812,6 +1950,7 @@ class GroupGenerator {
   std::vector<Val> reduced_;  // the reduced values once the row is reduced (var_mean: var, mean)
   RowPlan rows_;
   bool inlineReduction_ = false;
+  bool threadRows_ = false;  // a thread per row of the reduction (short rows), no block-wide combine
   std::set<size_t> rowDirectInputs_, rowDirectOutputs_;  // moved in chunks by a row kernel's loops
   // Stands for the chunk width in a row kernel's text until the widest chunked tensor is known.
   static constexpr std::string_view kVectorToken = "LATHE_VECTOR_WIDTH";

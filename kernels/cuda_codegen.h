@@ -21,6 +21,10 @@
 //   reduced value through the row's own elements (the reduction over trailing dimensions, with
 //   broadcasts and order-keeping views in between). Where they do not and rows are short, each
 //   element reduces its own row inside a pointwise kernel; else the group is not generated.
+//   Rows of at most 16 elements run a thread per row instead of a block.
+// - column reduction (over leading dimensions, the trailing ones kept): a block per strip of
+//   consecutive columns, its thread groups over the rows (each warp's loads consecutive), the
+//   groups' results combined in shared memory in a fixed order.
 // Anything the generator cannot express makes the group "not generated" with the reason; it never
 // emits a kernel it cannot vouch for. Output is deterministic: the same plan gives the same bytes.
 #pragma once

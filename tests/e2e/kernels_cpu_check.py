@@ -28,6 +28,8 @@ EMULATION = r"""
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(n)
+#define __shared__ static
+inline void __syncthreads() {}
 #include "lathe_symbols.h"
 struct Dim3 { unsigned x = 0; };
 inline thread_local Dim3 threadIdx, blockIdx, blockDim;
@@ -74,10 +76,15 @@ def emulated_header(header: str) -> str:
 
 def emulated_source(source: str, reduction: bool) -> str:
     """A launch as a loop over blocks and threads; a kernel with a block-wide reduction (one block
-    per row) runs one thread a block."""
+    per row) runs one thread a block, a column kernel (`_cols`: a strip of columns, its thread
+    groups over the rows) one group a block (a thread per column of the strip), so that each
+    thread reduces its whole column before the block combines the groups' results."""
+    strip = re.search(r'threadIdx\.x % (\d+)u;', source)
+
     def launch(match):
         name, grid, block, args = match.groups()
-        return f'lathe_emu::launch({grid}, {1 if reduction else block}, [&] {{ {name}({args}); }});'
+        threads = strip.group(1) if name.endswith('_cols') else 1 if reduction else block
+        return f'lathe_emu::launch({grid}, {threads}, [&] {{ {name}({args}); }});'
     return re.sub(r'(\w+)<<<(.+?), (\d+), 0, s>>>\((.*)\);', launch, source)
 
 

@@ -126,7 +126,7 @@ TEST(SampleKernels, NormalizationGroupsOfExportedProgramsAreGenerated) {
     for (const kernels::GeneratedKernel& k : set.kernels) {
       if (k.kind != "normalization") continue;
       ++generated;
-      const bool softmax = k.source.find("lathe::block_reduce_online(red_max, red_sum);") != std::string::npos;
+      const bool softmax = k.source.find("lathe::online_add(red_max, red_sum, ") != std::string::npos;
       const bool layerNorm = k.source.find("const float red_rstd = rsqrtf(acc2 / ") != std::string::npos;
       EXPECT_TRUE(softmax != layerNorm) << k.name;
     }
@@ -330,10 +330,156 @@ TEST(GeneratedKernels, ColumnReductionReadsEachColumnWithItsStride) {
   const kernels::KernelSet set = generateOne(*graph, "reduction");
   ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
   const kernels::GeneratedKernel& k = set.kernels[0];
-  EXPECT_EQ(k.config.grid, 24);
-  EXPECT_NE(k.source.find("k < 32LL"), std::string::npos);
-  EXPECT_NE(k.source.find("lathe::ld(in0, k_1_32 * 24LL + row_1_24)"), std::string::npos);
+  // Few columns: strips of 8 (3 blocks), each block's 128 groups of 8 threads take every 128th
+  // row: a warp reads consecutive columns of 4 rows, not one column with a stride.
+  EXPECT_EQ(k.config.grid, 3);
+  EXPECT_EQ(k.config.block, 1024);
+  EXPECT_NE(k.source.find("lathe_g0_sum_1_cols<<<3, 1024, 0, s>>>"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("const long long row = static_cast<long long>(blockIdx.x) * 8 + threadIdx.x % 8u;"),
+            std::string::npos);
+  EXPECT_NE(k.source.find("for (long long k = group; k < 32LL; k += groups)"), std::string::npos);
+  EXPECT_NE(k.source.find("const long long j = k * 24LL + row;"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::ld(in0, j)"), std::string::npos);
+  // The warps' partial sums are combined in a fixed order: no atomics, no block per column.
+  EXPECT_NE(k.source.find("__shared__ float partial[128][8];"), std::string::npos);
+  EXPECT_NE(k.source.find("partial[group][threadIdx.x % 8u] = acc;"), std::string::npos);
+  EXPECT_EQ(k.source.find("atomic"), std::string::npos);
+  EXPECT_EQ(k.source.find("block_reduce"), std::string::npos);
   EXPECT_EQ(k.source.find("_vec"), std::string::npos);  // a column is not consecutive in memory
+}
+
+TEST(GeneratedKernels, WideColumnReductionsGetOneStripPerBlockAndFewerWarps) {
+  // An RMSNorm weight gradient: the mean over 512 tokens of 16384 features. 512 strips of 32
+  // columns fill the GPU with 8 warps each; the mean divides the combined sum once.
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, g: "bf16[2, 256, 16384][4194304, 16384, 1]cuda:0", x: "bf16[2, 256, 16384][4194304, 16384, 1]cuda:0"):
+        mul: "bf16[2, 256, 16384][4194304, 16384, 1]cuda:0" = torch.ops.aten.mul.Tensor(g, x)
+        mean: "bf16[1, 1, 16384][16384, 16384, 1]cuda:0" = torch.ops.aten.mean.dim(mul, [0, 1], True)
+        return (mean,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const kernels::GeneratedKernel& k = set.kernels[0];
+  EXPECT_EQ(k.config.grid, 512);
+  EXPECT_EQ(k.config.block, 256);
+  EXPECT_NE(k.source.find("const long long j = k * 16384LL + row;"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("threadIdx.x % 32u;"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::ld(in0, j)"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::ld(in1, j)"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::round_bf16(acc / 512.0f)"), std::string::npos);
+}
+
+TEST(GeneratedKernels, ColumnKernelsStoreTheElementOutputsThatDoNotReadTheSum) {
+  // RMSNorm's backward: the weight gradient (a column sum) beside the input gradient's pieces,
+  // which are stored by the thread that visits their element. A member that reads the sum cannot
+  // be stored there (its column is not reduced yet): that group keeps the kernel of a block per row.
+  constexpr std::string_view kNormBackward = R"(class GraphModule(torch.nn.Module):
+    def forward(self, g: "bf16[1, 64, 256][16384, 256, 1]cuda:0", x: "bf16[1, 64, 256][16384, 256, 1]cuda:0", w: "bf16[256][1]cuda:0"):
+        mul: "bf16[1, 64, 256][16384, 256, 1]cuda:0" = torch.ops.aten.mul.Tensor(g, x)
+        sum_7: "bf16[1, 1, 256][256, 256, 1]cuda:0" = torch.ops.aten.sum.dim_IntList(mul, [0, 1], True)
+        mul_1: "bf16[1, 64, 256][16384, 256, 1]cuda:0" = torch.ops.aten.mul.Tensor(g, w)
+        OUTPUT
+        return (sum_7, RESULT)
+)";
+  auto withOutput = [&](const std::string& output, const std::string& result) {
+    std::string text(kNormBackward);
+    text.replace(text.find("OUTPUT"), 6, output);
+    text.replace(text.find("RESULT"), 6, result);
+    return text;
+  };
+  const auto graph = parse(
+      withOutput(R"(mul_2: "bf16[1, 64, 256][16384, 256, 1]cuda:0" = torch.ops.aten.mul.Tensor(mul_1, x))", "mul_2"));
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const std::string& source = set.kernels[0].source;
+  EXPECT_NE(source.find("_cols<<<32, 1024, 0, s>>>"), std::string::npos) << source;
+  EXPECT_NE(source.find("out1[j] = "), std::string::npos);
+  EXPECT_NE(source.find("out0[row] = "), std::string::npos);
+
+  const auto after = parse(withOutput(
+      R"(mul_2: "bf16[1, 64, 256][16384, 256, 1]cuda:0" = torch.ops.aten.mul.Tensor(mul_1, sum_7))", "mul_2"));
+  const kernels::KernelSet refused = generateOne(*after, "reduction");
+  for (const kernels::GeneratedKernel& k : refused.kernels) EXPECT_EQ(k.source.find("_cols"), std::string::npos);
+}
+
+TEST(GeneratedKernels, ReductionsOverFewElementsRunOneOutputElementPerThread) {
+  // Mixtral's sum over the 2 experts of each token: a block of 32 threads per output element
+  // would idle 30 of them. Each thread sums its 2 elements; the threads walk the contiguous
+  // output dimension, so their loads and stores are consecutive.
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "bf16[64, 2, 512][1024, 512, 1]cuda:0"):
+        sum_3: "bf16[64, 512][512, 1]cuda:0" = torch.ops.aten.sum.dim_IntList(x, [1])
+        return (sum_3,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const kernels::GeneratedKernel& k = set.kernels[0];
+  EXPECT_EQ(k.source.find("block_reduce"), std::string::npos);
+  EXPECT_EQ(k.config.block, 256);
+  EXPECT_EQ(k.vectorWidth, 8);  // the bf16 output stored 16 bytes at a time
+  EXPECT_EQ(k.config.grid, 64 * 512 / 8 / 256);
+  EXPECT_NE(k.source.find(" < 2LL; ++"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("lathe::ld(in0, j_512_64 * 1024LL + "), std::string::npos);
+}
+
+TEST(GeneratedKernels, ShortRowsWithElementOutputsRunAThreadPerRow) {
+  // Mixtral's combination of the 2 experts of each token, with the weighted values also read
+  // outside the group: a thread per output element loops over its 2 elements, storing each
+  // weighted value on the way; consecutive threads take consecutive elements of the last dim.
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "bf16[64, 2, 512][1024, 512, 1]cuda:0", w: "bf16[64, 2, 1][2, 1, 1]cuda:0"):
+        mul: "bf16[64, 2, 512][1024, 512, 1]cuda:0" = torch.ops.aten.mul.Tensor(x, w)
+        sum_3: "bf16[64, 512][512, 1]cuda:0" = torch.ops.aten.sum.dim_IntList(mul, [1])
+        return (mul, sum_3)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const kernels::GeneratedKernel& k = set.kernels[0];
+  EXPECT_EQ(k.config.block, 256);
+  EXPECT_EQ(k.config.grid, 64 * 512 / 256);
+  EXPECT_EQ(k.source.find("block_reduce"), std::string::npos) << k.source;
+  EXPECT_EQ(k.source.find("threadIdx.x == 0"), std::string::npos);
+  EXPECT_NE(k.source.find("const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;"),
+            std::string::npos);
+  EXPECT_NE(k.source.find("if (row >= 32768LL) return;"), std::string::npos);
+  EXPECT_NE(k.source.find("for (long long k = 0; k < 2LL; ++k) {"), std::string::npos);
+}
+
+TEST(GeneratedKernels, RouterSoftmaxOverEightExpertsRunsAThreadPerRow) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[2048, 8][8, 1]cuda:0"):
+        _softmax: "f32[2048, 8][8, 1]cuda:0" = torch.ops.aten._softmax.default(x, 1, False)
+        return (_softmax,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "normalization");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const kernels::GeneratedKernel& k = set.kernels[0];
+  EXPECT_EQ(k.config.grid, 8);
+  EXPECT_EQ(k.config.block, 256);
+  EXPECT_NE(k.source.find("lathe::online_add(red_max, red_sum, "), std::string::npos) << k.source;
+  EXPECT_EQ(k.source.find("block_reduce_online"), std::string::npos);
+}
+
+TEST(GeneratedKernels, ConstantPowersAreMultiplicationsAndSquareRoots) {
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[64][1]cuda:0"):
+        pow_1: "f32[64][1]cuda:0" = torch.ops.aten.pow.Tensor_Scalar(x, 3.0)
+        pow_2: "f32[64][1]cuda:0" = torch.ops.aten.pow.Tensor_Scalar(x, -0.5)
+        pow_3: "f32[64][1]cuda:0" = torch.ops.aten.pow.Tensor_Scalar(x, 2.0)
+        pow_4: "f32[64][1]cuda:0" = torch.ops.aten.pow.Tensor_Scalar(x, -2)
+        pow_5: "f32[64][1]cuda:0" = torch.ops.aten.pow.Tensor_Scalar(x, 1.5)
+        return (pow_1, pow_2, pow_3, pow_4, pow_5)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "pointwise");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const std::string& source = set.kernels[0].source;
+  // Only the exponent that is neither an integer nor ±0.5 keeps powf, in each of the two kernels.
+  size_t calls = 0;
+  for (size_t at = source.find("powf("); at != std::string::npos; at = source.find("powf(", at + 1)) ++calls;
+  EXPECT_EQ(calls, 2u) << source;
+  EXPECT_NE(source.find("rsqrtf("), std::string::npos);
+  EXPECT_NE(source.find("(v1 * v1 * v1)"), std::string::npos) << source;
+  EXPECT_NE(source.find("(1.0f / (v"), std::string::npos);
 }
 
 TEST(GeneratedKernels, RandomNumbersAreNotGenerated) {
