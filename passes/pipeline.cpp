@@ -132,12 +132,17 @@ PipelineRun runPipeline(const PassContext& context, std::span<const PipelineStep
   for (const PipelineStep& step : steps) {
     context.progress.checkCancelled();
     const Pass& pass = findPass(step.pass);
-    const auto start = std::chrono::steady_clock::now();
-    PipelineRecord record{step, pass.run(context, run.finalState(), step.options), 0};
-    record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    run.history.push_back(std::move(record));
+    appendStep(run, step, [&](const plan::PlanState& before) { return pass.run(context, before, step.options); });
   }
   return run;
+}
+
+void appendStep(PipelineRun& run, PipelineStep step,
+                const std::function<PassResult(const plan::PlanState& before)>& runPass) {
+  const auto start = std::chrono::steady_clock::now();
+  PipelineRecord record{std::move(step), runPass(run.finalState()), 0};
+  record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.history.push_back(std::move(record));
 }
 
 }  // namespace lathe::passes

@@ -3,6 +3,7 @@
 // back and forth through it.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,5 +41,11 @@ struct PipelineRun {
 };
 
 [[nodiscard]] PipelineRun runPipeline(const PassContext& context, std::span<const PipelineStep> steps);
+
+// Runs one step on the run's final state (`runPass` computes its result) and appends its record
+// with the wall time; for callers that compute a step differently from Pass::run (the studio's
+// budget plans pick the recompute step from a frontier solved before).
+void appendStep(PipelineRun& run, PipelineStep step,
+                const std::function<PassResult(const plan::PlanState& before)>& runPass);
 
 }  // namespace lathe::passes

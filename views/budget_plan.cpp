@@ -1,7 +1,6 @@
 #include "views/budget_plan.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
 #include "util/diagnostics.h"
@@ -62,25 +61,22 @@ passes::PipelineRun runBudgetPipeline(const PlanBasis& basis, const passes::Budg
   const std::vector<passes::PipelineStep> front{{"split", {}}, {"fusion", {}}};
   passes::PipelineRun run = passes::runPipeline(context, front);
 
-  auto start = std::chrono::steady_clock::now();
   if (frontier) {
     progress.checkCancelled();
     // The budget as the pipeline text states it (whole MiB), as the recompute pass would read it.
     passes::PipelineStep step = recomputeStep(request);
     const uint64_t budget = step.options.bytes("memory", 0);
-    passes::PipelineRecord recompute{std::move(step),
-                                     passes::budgetRecompute(context, basis.joint, *frontier, budget, run.finalState()), 0};
-    recompute.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    run.history.push_back(std::move(recompute));
+    passes::appendStep(run, std::move(step), [&](const plan::PlanState& before) {
+      return passes::budgetRecompute(context, basis.joint, *frontier, budget, before);
+    });
   }
   if (!run.finalState().units.empty()) {
     progress.checkCancelled();
-    const passes::PipelineStep offload = offloadStep(request);
-    start = std::chrono::steady_clock::now();
-    passes::PipelineRecord record{offload,
-                                  passes::findPass(offload.pass).run(context, run.finalState(), offload.options), 0};
-    record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    run.history.push_back(std::move(record));
+    passes::PipelineStep offload = offloadStep(request);
+    const passes::Pass& pass = passes::findPass(offload.pass);
+    const passes::PassOptions options = offload.options;
+    passes::appendStep(run, std::move(offload),
+                       [&](const plan::PlanState& before) { return pass.run(context, before, options); });
   }
   return run;
 }
