@@ -1,12 +1,15 @@
 #include "kernels/cuda_codegen.h"
 
 #include <algorithm>
+#include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -17,6 +20,9 @@
 namespace lathe::kernels {
 
 namespace {
+
+// Kernels have C names: the NVRTC path's library finds them in the loaded fatbin by name.
+constexpr const char* kKernelDeclaration = "extern \"C\" __global__ void __launch_bounds__(";
 
 using ir::Arg;
 using ir::NodeId;
@@ -472,7 +478,13 @@ class GroupGenerator {
 
   TensorSpec spec(NodeId node) {
     const ir::TensorMeta& meta = tensorMeta(node);
-    TensorSpec out{std::string(graph_.name(node)), meta.dtype, shape(node), {}};
+    const ir::Node& info = graph_.node(node);
+    TensorSpec out{std::string(graph_.name(node)),
+                   meta.dtype,
+                   shape(node),
+                   {},
+                   info.kind == ir::NodeKind::CallFunction ? ir::canonicalOpName(graph_.target(node))
+                                                           : std::string(ir::nodeKindName(info.kind))};
     if (meta.hasStrides && meta.strides.size() == meta.sizes.size()) {
       for (const ir::SymDim& d : meta.strides) out.strides.push_back(dimValue(d));
     } else {
@@ -480,6 +492,16 @@ class GroupGenerator {
     }
     storageType(meta.dtype);  // refuses dtypes without a storage type
     return out;
+  }
+
+  // Checks and size queries (torch.export puts an _assert_tensor_metadata after every dtype
+  // conversion): they read no element, so a member they read need not be stored.
+  bool readsOnlyMetadata(NodeId user) const {
+    static const std::set<std::string, std::less<>> kMetadataOps = {"aten._assert_tensor_metadata", "aten.sym_size",
+                                                                    "aten.sym_numel", "aten.sym_stride",
+                                                                    "aten.sym_storage_offset"};
+    if (graph_.node(user).kind != ir::NodeKind::CallFunction) return false;
+    return kMetadataOps.contains(splitOverload(ir::canonicalOpName(graph_.target(user))).first);
   }
 
   // Inputs: values read from outside the group, in first-use order. Outputs: members read outside.
@@ -495,8 +517,8 @@ class GroupGenerator {
       }
     }
     for (NodeId node : group_.nodes) {
-      const bool outside =
-          std::any_of(graph_.users(node).begin(), graph_.users(node).end(), [&](NodeId user) { return !member(user); });
+      const bool outside = std::any_of(graph_.users(node).begin(), graph_.users(node).end(),
+                                       [&](NodeId user) { return !member(user) && !readsOnlyMetadata(user); });
       if (!outside) continue;
       outputNodes_.push_back(node);
       TensorSpec out = spec(node);
@@ -519,6 +541,7 @@ class GroupGenerator {
 
   // Splits a row-major element number over a shape.
   Index split(const std::string& linear, const Shape& sizes) {
+    if (chunk_ && linear == "j") return splitChunk(sizes);
     Index out{std::vector<std::string>(sizes.size(), "0"), linear};
     const int64_t total = product(sizes);
     int64_t stride = 1;
@@ -542,6 +565,128 @@ class GroupGenerator {
       stride *= sizes[d];
     }
     return out;
+  }
+
+  // The element position in a vector kernel whose chunks each lie in one innermost row: every
+  // dimension but the innermost is the chunk's (computed once, before the element loop), the
+  // innermost is the chunk's start plus `e`. Loads then see which operands the whole chunk shares
+  // and which it reads as one consecutive run.
+  Index splitChunk(const Shape& sizes) {
+    Index out{std::vector<std::string>(sizes.size(), "0"), "j"};
+    const int64_t total = product(sizes);
+    const bool narrow = total <= INT32_MAX;
+    const std::string suffix = narrow ? "u" : "LL";
+    const std::string base = narrow ? "static_cast<unsigned>(base)" : "base";
+    int64_t stride = 1;
+    bool innermost = true;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (sizes[d] == 1) continue;
+      const std::string name = "jb_" + std::to_string(stride) + "_" + std::to_string(sizes[d]);
+      if (!chunk_->names.contains(name)) {
+        std::string expr = base;
+        if (stride != 1) expr = "(" + expr + " / " + std::to_string(stride) + suffix + ")";
+        if (stride * sizes[d] != total) expr += " % " + std::to_string(sizes[d]) + suffix;
+        if (stride == 1 && stride * sizes[d] == total) expr = "base";
+        chunk_->prologue += "  const long long " + name + " = " + expr + ";\n";
+        chunk_->names.insert(name);
+      }
+      if (innermost) {
+        if (sizes[d] % chunk_->width != 0) chunk_->usable = false;
+        out.dims[d] = "(" + name + " + e)";
+        innermost = false;
+      } else {
+        out.dims[d] = name;
+      }
+      stride *= sizes[d];
+    }
+    return out;
+  }
+
+  // Whether every name in `expr` is defined before a chunk's element loop.
+  bool chunkInvariant(std::string_view expr) const {
+    for (size_t at = 0; at < expr.size();) {
+      const char c = expr[at];
+      if (std::isdigit(static_cast<unsigned char>(c)) != 0) {
+        while (at < expr.size() && std::isalnum(static_cast<unsigned char>(expr[at])) != 0) ++at;
+      } else if (std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_') {
+        const size_t length = io::fx::identLength(expr, at);
+        const std::string_view name = expr.substr(at, length);
+        if (name != "static_cast" && name != "unsigned" && !chunk_->names.contains(std::string(name))) return false;
+        at += length;
+      } else {
+        ++at;
+      }
+    }
+    return true;
+  }
+
+  // An innermost index "(jb_1_S + e)", possibly shifted by slices ("((jb_1_S + e) + 64LL)"), as the
+  // index of the chunk's first element; nullopt for anything else or a shift that breaks the
+  // chunk's alignment.
+  std::optional<std::string> chunkRunStart(const std::string& dim) const {
+    if (dim.starts_with("(jb_") && dim.ends_with(" + e)")) return dim.substr(1, dim.size() - 6);
+    if (dim.size() < 8 || dim.front() != '(' || !dim.ends_with("LL)")) return std::nullopt;
+    const size_t digits = dim.find_last_not_of("0123456789", dim.size() - 4);
+    if (digits == std::string::npos || digits < 3 || digits == dim.size() - 4) return std::nullopt;
+    const std::string_view sign = std::string_view(dim).substr(digits - 2, 3);
+    if (sign != " + " && sign != " - ") return std::nullopt;
+    const int64_t shift = std::stoll(dim.substr(digits + 1, dim.size() - 4 - digits));
+    if (shift % chunk_->width != 0) return std::nullopt;
+    const auto inner = chunkRunStart(dim.substr(1, digits - 3));
+    if (!inner) return std::nullopt;
+    return "(" + *inner + std::string(sign) + std::to_string(shift) + "LL)";
+  }
+
+  // A load in a chunked vector kernel, outside any branch: a value the whole chunk shares is loaded
+  // once; a run of `width` consecutive elements starting at an aligned offset, as one pack.
+  std::optional<Val> chunkLoad(size_t slot, const TensorSpec& tensor, const Index& index, const std::string& off) {
+    const CType type = computeType(tensor.dtype);
+    const std::string in = "in" + std::to_string(slot);
+    std::string guard;  // the branches the load sits in, on the chunk
+    for (const std::optional<std::string>& g : chunkGuards_) guard += (guard.empty() ? "" : " && ") + ("(" + *g + ")");
+    // Declared before the element loop; loaded there too, when the chunk takes the load's branches.
+    auto hoist = [&](const std::string& declared, const std::string& name, const std::string& load) {
+      if (guard.empty()) {
+        chunk_->prologue += "  const " + declared + " " + name + " = " + load + ";\n";
+      } else {
+        chunk_->prologue += "  " + declared + " " + name + "{};\n  if (" + guard + ") " + name + " = " + load + ";\n";
+      }
+    };
+    if (chunkInvariant(off)) {
+      std::string& name = chunk_->loads[guard + "|" + in + "[" + off + "]"];
+      if (name.empty()) {
+        name = temp();
+        hoist(std::string(cTypeName(type)), name, "lathe::ld(" + in + ", " + off + ")");
+        chunk_->names.insert(name);
+      }
+      return Val{name, type};
+    }
+    std::string start;
+    bool run = false;
+    for (size_t d = 0; d < tensor.sizes.size(); ++d) {
+      if (tensor.sizes[d] == 1 || index.dims[d] == "0" || tensor.strides[d] == 0) continue;
+      std::string term;
+      if (!chunkInvariant(index.dims[d])) {
+        const std::optional<std::string> first = chunkRunStart(index.dims[d]);
+        if (run || tensor.strides[d] != 1 || !first) return std::nullopt;
+        run = true;
+        term = *first;
+      } else {
+        if (tensor.strides[d] % chunk_->width != 0) return std::nullopt;
+        term = index.dims[d] + " * " + std::to_string(tensor.strides[d]) + "LL";
+      }
+      start += (start.empty() ? "" : " + ") + term;
+    }
+    if (!run) return std::nullopt;
+    const std::string pack =
+        "lathe::Pack<" + std::string(storageType(tensor.dtype)) + ", " + std::to_string(chunk_->width) + ">";
+    std::string& name = chunk_->loads[guard + "|" + in + "@" + start];
+    if (name.empty()) {
+      name = temp();
+      hoist(pack, name, "*reinterpret_cast<const " + pack + "*>(" + in + " + " + start + ")");
+      chunk_->packedInputs.insert(slot);
+    }
+    return Val{"lathe::up(" + name + ".v[e])", type};
   }
 
   std::string linearOf(const Index& index, const Shape& sizes) {
@@ -630,6 +775,9 @@ class GroupGenerator {
     if (vectorMode_ && off == "j") {
       directInputs_.insert(slot);
       return {"lathe::up(vin" + std::to_string(slot) + ".v[e])", type};
+    }
+    if (chunk_ && std::all_of(chunkGuards_.begin(), chunkGuards_.end(), [](const auto& g) { return g.has_value(); })) {
+      if (std::optional<Val> shared = chunkLoad(slot, tensor, index, off)) return *shared;
     }
     return {"lathe::ld(in" + std::to_string(slot) + ", " + off + ")", type};
   }
@@ -764,9 +912,9 @@ class GroupGenerator {
         if (node != reduction_ || reduced_.size() != 2) unsupported("a normalization read before its row is reduced");
         const Val x = cast(value(input0(), index), CType::Float);
         if (name == "softmax" || name == "_softmax")
-          return {"(expf(" + x.expr + " - red_max) / red_sum)", CType::Float};
+          return {"(lathe::fast_exp(" + x.expr + " - red_max) * red_inverse)", CType::Float};
         if (name == "log_softmax" || name == "_log_softmax")
-          return {"(" + x.expr + " - red_max - logf(red_sum))", CType::Float};
+          return {"(" + x.expr + " - red_max - red_log_sum)", CType::Float};
         Val y{"((" + x.expr + " - red_mean) * red_rstd)", CType::Float};
         const Arg* weight = argument(graph_, node, 2, "weight");
         const Arg* bias = argument(graph_, node, 3, "bias");
@@ -783,19 +931,34 @@ class GroupGenerator {
 
   // A value chosen by conditions: one branch per condition (an empty one: otherwise), each in its
   // own scope, so that no branch reads what it does not need (an operand out of its range).
+  // In a chunked vector kernel, `chunkCondition` (on the chunk's first element) may stand for the
+  // condition when the whole chunk always takes the same branch: loads in it can then be hoisted.
   struct Branch {
     std::string condition;
     std::function<Val()> value;
+    std::optional<std::string> chunkCondition = std::nullopt;
   };
   Val choose(CType out, const std::vector<Branch>& branches) {
     const std::string name = temp();
     line(std::string(cTypeName(out)) + " " + name + ";");
+    const bool uniform = std::all_of(branches.begin(), branches.end(), [](const Branch& b) {
+      return b.condition.empty() || b.chunkCondition.has_value();
+    });
+    std::string earlier;  // no earlier branch taken, on the chunk
     for (size_t k = 0; k < branches.size(); ++k) {
-      const std::string& condition = branches[k].condition;
+      const std::string condition =
+          uniform && !branches[k].condition.empty() ? *branches[k].chunkCondition : branches[k].condition;
       line(std::string(k == 0 ? "" : "} else ") + (condition.empty() ? "{" : "if (" + condition + ") {"));
       const auto saved = memo_;
       indent_ += 2;
+      std::optional<std::string> guard;
+      if (uniform) {
+        guard = earlier.empty() ? condition : condition.empty() ? earlier : earlier + " && (" + condition + ")";
+        if (!condition.empty()) earlier += (earlier.empty() ? "!(" : " && !(") + condition + ")";
+      }
+      chunkGuards_.push_back(guard);
       const Val v = branches[k].value();
+      chunkGuards_.pop_back();
       line(name + " = " + cast(v, out).expr + ";");
       indent_ -= 2;
       memo_ = saved;
@@ -930,6 +1093,7 @@ class GroupGenerator {
     const auto dim = static_cast<size_t>(normalizeDim(dimArg == nullptr ? 0 : intArg(dimArg, "cat dim"), own.size()));
     std::vector<Branch> branches;
     int64_t start = 0;
+    const std::optional<std::string> chunkFirst = chunk_ ? chunkRunStart(index.dims[dim]) : std::nullopt;
     for (const Arg& item : tensors->items) {
       if (item.kind != Arg::Kind::Node) unsupported("cat of something that is not a tensor");
       const NodeId part = item.node;
@@ -941,6 +1105,8 @@ class GroupGenerator {
       start += partShape[dim];
       branches.push_back(
           {index.dims[dim] + " < " + std::to_string(start) + "LL", [this, part, from] { return value(part, from); }});
+      if (chunkFirst && start % chunk_->width == 0)
+        branches.back().chunkCondition = *chunkFirst + " < " + std::to_string(start) + "LL";
     }
     if (branches.empty() || start != own[dim]) unsupported("cat sizes that do not add up");
     branches.back().condition.clear();
@@ -985,8 +1151,14 @@ class GroupGenerator {
     Index fromSource{index.dims, ""};
     fromSource.dims[dim] = within;
     const NodeId src = source->node, self = base->node;
-    return choose(out, {{condition, [this, src, fromSource] { return value(src, fromSource); }},
-                        {"", [this, self, index] { return value(self, index); }}});
+    std::vector<Branch> branches{{condition, [this, src, fromSource] { return value(src, fromSource); }},
+                                 {"", [this, self, index] { return value(self, index); }}};
+    const std::optional<std::string> chunkFirst = chunk_ ? chunkRunStart(at) : std::nullopt;
+    if (chunkFirst && step == 1 && start % chunk_->width == 0 && end % chunk_->width == 0) {
+      branches.front().chunkCondition =
+          *chunkFirst + " >= " + std::to_string(start) + "LL && " + *chunkFirst + " < " + std::to_string(end) + "LL";
+    }
+    return choose(out, branches);
   }
 
   Val creation(NodeId node, std::string_view name, const Index& index, CType out) {
@@ -1086,7 +1258,7 @@ class GroupGenerator {
     }
     if (name == "neg") return {"(-" + cast(a(), out).expr + ")", out};
     if (name == "abs") return {"lathe::absolute(" + cast(a(), out).expr + ")", out};
-    if (name == "exp") return unary("expf");
+    if (name == "exp") return unary("lathe::fast_exp");
     if (name == "exp2") return unary("exp2f");
     if (name == "log") return unary("logf");
     if (name == "log1p") return unary("log1pf");
@@ -1283,18 +1455,33 @@ class GroupGenerator {
     for (size_t k : directOutputs_) widest = std::max<size_t>(widest, ir::dtypeSize(kernel_.outputs[k].dtype));
     const int width = widest == 0 ? 1 : static_cast<int>(16 / widest);
     kernel_.vectorWidth = width;
+    // Again with each chunk in one innermost row, where shapes allow: kept when it hoists a load.
+    if (width > 1) {
+      chunk_ = ChunkWalk{.width = width};
+      vectorMode_ = true;
+      std::string chunkBody;
+      resetBody(&chunkBody, 4);
+      storeOutputs("j", total);
+      vectorMode_ = false;
+      if (chunk_->usable && !chunk_->loads.empty()) {
+        vectorBody = std::move(chunkBody);
+      } else {
+        chunk_.reset();
+      }
+    }
 
     std::string text;
-    text += "__global__ void __launch_bounds__(" + std::to_string(kBlock) + ") " + kernel_.name + "(" + params() +
+    text += kKernelDeclaration + std::to_string(kBlock) + ") " + kernel_.name + "(" + params() +
             "long long start, long long end) {\n";
     text += "  const long long j = start + static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
     text += "  if (j >= end) return;\n" + scalarBody + "}\n\n";
     if (width > 1) {
       const std::string w = std::to_string(width);
-      text += "__global__ void __launch_bounds__(" + std::to_string(kBlock) + ") " + kernel_.name + "_vec(" + params() +
+      text += kKernelDeclaration + std::to_string(kBlock) + ") " + kernel_.name + "_vec(" + params() +
               "long long chunks) {\n";
       text += "  const long long chunk = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
       text += "  if (chunk >= chunks) return;\n  const long long base = chunk * " + w + "LL;\n";
+      if (chunk_) text += chunk_->prologue;
       for (size_t k : directInputs_) {
         const std::string type = "lathe::Pack<" + std::string(storageType(kernel_.inputs[k].dtype)) + ", " + w + ">";
         text += "  const " + type + " vin" + std::to_string(k) + " = *reinterpret_cast<const " + type + "*>(in" +
@@ -1320,10 +1507,16 @@ class GroupGenerator {
         aligned += " && lathe::aligned(in" + std::to_string(k) + ", " + std::to_string(width) + ")";
       for (size_t k : directOutputs_)
         aligned += " && lathe::aligned(out" + std::to_string(k) + ", " + std::to_string(width) + ")";
+      if (chunk_) {
+        for (size_t k : chunk_->packedInputs) {
+          if (!directInputs_.contains(k))
+            aligned += " && lathe::aligned(in" + std::to_string(k) + ", " + std::to_string(width) + ")";
+        }
+      }
       const int64_t chunks = total / width;
       launchBody_ += "  if (" + std::to_string(chunks) + "LL > 0" + aligned + ") {\n";
-      launchBody_ += "    " + kernel_.name + "_vec<<<" + std::to_string((chunks + kBlock - 1) / kBlock) + ", " +
-                     std::to_string(kBlock) + ", 0, s>>>(" + arguments() + std::to_string(chunks) + "LL);\n";
+      launchBody_ += "    LATHE_LAUNCH(" + kernel_.name + "_vec, " + std::to_string((chunks + kBlock - 1) / kBlock) +
+                     ", " + std::to_string(kBlock) + ", s, " + arguments() + std::to_string(chunks) + "LL);\n";
       launchBody_ += "    done = " + std::to_string(chunks * width) + "LL;\n  }\n";
       kernel_.config = {(chunks + kBlock - 1) / kBlock, kBlock};
     } else {
@@ -1331,9 +1524,9 @@ class GroupGenerator {
     }
     launchBody_ += "  if (done < " + std::to_string(total) + "LL) {\n";
     launchBody_ += "    const long long rest = " + std::to_string(total) + "LL - done;\n";
-    launchBody_ += "    " + kernel_.name + "<<<static_cast<unsigned>((rest + " + std::to_string(kBlock - 1) + ") / " +
-                   std::to_string(kBlock) + "), " + std::to_string(kBlock) + ", 0, s>>>(" + arguments() + "done, " +
-                   std::to_string(total) + "LL);\n  }\n";
+    launchBody_ += "    LATHE_LAUNCH(" + kernel_.name + ", static_cast<unsigned>((rest + " +
+                   std::to_string(kBlock - 1) + ") / " + std::to_string(kBlock) + "), " + std::to_string(kBlock) +
+                   ", s, " + arguments() + "done, " + std::to_string(total) + "LL);\n  }\n";
     return text;
   }
 
@@ -1509,10 +1702,12 @@ class GroupGenerator {
   // Reductions small enough to run inside each element that reads them: the members after the
   // reduction may then index it any way (a transpose, a slice), as each element reduces its own.
   static constexpr int64_t kInlineRowLimit = 64;
-  // Reductions over at most this many elements run a thread per row (its loop over the few
-  // reduced elements inside), consecutive threads on consecutive rows: a block per row would
-  // leave most of its threads idle. Where only row-sized values leave the group, as a pointwise
-  // kernel over them (16-byte stores).
+  // Reductions over at most this many elements: where a row's elements are consecutive, a group
+  // of lanes per row (the next power of two), each lane on one element, combined by shuffles, so
+  // that a warp's loads and stores are consecutive; else a thread per row (its loop over the few
+  // reduced elements inside), consecutive threads on consecutive rows. A block per row would
+  // leave most of its threads idle. Where only row-sized values leave a group whose rows are not
+  // consecutive, as a pointwise kernel over them.
   static constexpr int64_t kShortRowLimit = 16;
   // pow with an integer exponent up to this size is written as multiplications.
   static constexpr double kUnrolledPowerLimit = 8;
@@ -1552,14 +1747,16 @@ class GroupGenerator {
     const bool simple = rows_.op.shaping == Shaping::Reduction && !rows_.reduce.variance;
     const bool rowSizedOutputs = std::all_of(kernel_.outputs.begin(), kernel_.outputs.end(),
                                              [&](const TensorSpec& out) { return product(out.sizes) == rows_.rows; });
-    if (simple && rowSizedOutputs && rows_.rowSize <= kShortRowLimit) {
+    const bool shortConsecutive = rows_.rowSize <= kShortRowLimit && rows_.rows > 1 && trailingRows();
+    if (simple && rowSizedOutputs && rows_.rowSize <= kShortRowLimit && !shortConsecutive) {
       inlineReduction_ = true;
       return pointwiseKernels();
     }
     const std::optional<std::string> across = acrossRows(rows_.rows, rows_.total);
     if (!across) {
       if (simple && rows_.rows > 1 && leadingReduced() && columnOutputs()) return columnKernel();
-      threadRows_ = rows_.rowSize <= kShortRowLimit;
+      laneRows_ = shortConsecutive ? static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(rows_.rowSize))) : 0;
+      threadRows_ = !shortConsecutive && rows_.rowSize <= kShortRowLimit;
       return reductionKernel();
     }
     if (!simple || rows_.rowSize > kInlineRowLimit) unsupported(*across);
@@ -1644,9 +1841,9 @@ class GroupGenerator {
     indent_ -= 2;
     line("}");
     line("partial[group][threadIdx.x % " + strip + "u] = acc;");
-    line("__syncthreads();");
+    combineGroups("threadIdx.x % " + strip + "u", 1);
     line("if (group != 0 || row >= " + std::to_string(rows) + "LL) return;");
-    line("for (unsigned g = 1; g < groups; ++g) acc = " + reduce.combine + "()(acc, partial[g][threadIdx.x]);");
+    line("acc = partial[0][threadIdx.x];");
     const ir::TensorMeta& meta = tensorMeta(reduction_);
     const CType type = computeType(meta.dtype);
     const std::string expr = reduce.mean ? "acc / " + std::to_string(rowSize) + ".0f" : "acc";
@@ -1660,10 +1857,158 @@ class GroupGenerator {
     std::string prototype = params();
     prototype.resize(prototype.size() - 2);
     kernel_.config = {strips, block};
-    launchBody_ +=
-        "  " + name + "<<<" + std::to_string(strips) + ", " + std::to_string(block) + ", 0, s>>>(" + args + ");\n";
-    return "__global__ void __launch_bounds__(" + std::to_string(block) + ") " + name + "(" + prototype + ") {\n" +
-           body + "}\n\n";
+    std::string text =
+        kKernelDeclaration + std::to_string(block) + ") " + name + "(" + prototype + ") {\n" + body + "}\n\n";
+    const std::string scalarLaunch = "  LATHE_LAUNCH(" + name + ", " + std::to_string(strips) + ", " +
+                                     std::to_string(block) + ", s, " + args + ");\n";
+    const std::optional<VectorColumns> vector = columnVectorKernel();
+    if (!vector) {
+      launchBody_ += scalarLaunch;
+      return text;
+    }
+    kernel_.config = vector->config;
+    kernel_.vectorWidth = vector->width;
+    launchBody_ += "  if (" + vector->aligned + ") {\n  " + vector->launch + "  } else {\n  " + scalarLaunch + "  }\n";
+    return text + vector->text;
+  }
+
+  // The thread groups' partial results of a column kernel (partial[group][column]), combined in
+  // halving steps (group g takes g + half), so that the block's last group does not add every other
+  // group's values one after another: log2(groups) steps, in a fixed order.
+  void combineGroups(const std::string& firstColumn, int columns) {
+    const ReductionOp& reduce = rows_.reduce;
+    line("for (unsigned half = groups / 2; half > 0; half /= 2) {");
+    line("  __syncthreads();");
+    line("  if (group < half) {");
+    line("    #pragma unroll");
+    line("    for (int e = 0; e < " + std::to_string(columns) + "; ++e) {");
+    line("      const unsigned c = " + firstColumn + " + e;");
+    line("      partial[group][c] = " + reduce.combine + "()(partial[group][c], partial[group + half][c]);");
+    line("    }");
+    line("  }");
+    line("}");
+    line("__syncthreads();");
+  }
+
+  struct VectorColumns {
+    std::string text, launch, aligned;
+    LaunchConfig config;
+    int width = 1;
+  };
+
+  // The column reduction with each thread on `width` consecutive columns (16 bytes of the widest
+  // tensor): the loads of a 2-byte operand are 16 bytes wide instead of 2, so that enough bytes are
+  // in flight. Partial results combine in the same fixed order; nullopt where columns, shapes or
+  // the operand's layout do not allow whole chunks.
+  std::optional<VectorColumns> columnVectorKernel() {
+    const ReductionOp& reduce = rows_.reduce;
+    const int64_t rows = rows_.rows, rowSize = rows_.rowSize;
+    size_t widest = 1;
+    for (const TensorSpec& t : kernel_.inputs) widest = std::max<size_t>(widest, ir::dtypeSize(t.dtype));
+    for (const TensorSpec& t : kernel_.outputs) widest = std::max<size_t>(widest, ir::dtypeSize(t.dtype));
+    const int width = static_cast<int>(std::min<size_t>(8, 16 / widest));
+    if (width < 2 || rows % width != 0) return std::nullopt;
+    constexpr int64_t kSMs = 132;
+    int64_t lanes = 2;
+    for (int64_t candidate : {8, 4}) {
+      if (rows / (candidate * width) >= kSMs) {
+        lanes = candidate;
+        break;
+      }
+    }
+    const int64_t strips = (rows + lanes * width - 1) / (lanes * width);
+    const int64_t block = strips >= 2 * kSMs ? 256 : strips >= kSMs ? 512 : 1024;
+    const std::string w = std::to_string(width), l = std::to_string(lanes);
+    const std::string acc(cTypeName(reduce.accumulator));
+
+    directInputs_.clear();
+    directOutputs_.clear();
+    chunk_ = ChunkWalk{.width = width};
+    vectorMode_ = true;
+    std::string element;
+    resetBody(&element, 8);
+    const Val x = cast(value(rows_.source, split("j", shape(rows_.source))), reduce.accumulator);
+    line("acc[e] = " + reduce.combine + "()(acc[e], " + x.expr + ");");
+    storeOutputs("j", rows_.total);
+    vectorMode_ = false;
+    const ChunkWalk walk = *chunk_;
+    chunk_.reset();
+    if (!walk.usable) return std::nullopt;
+
+    std::string body;
+    resetBody(&body, 2);
+    line("__shared__ " + acc + " partial[" + std::to_string(block / lanes) + "][" + std::to_string(lanes * width) +
+         "];");
+    line("const unsigned lane = threadIdx.x % " + l + "u, group = threadIdx.x / " + l + "u, groups = blockDim.x / " +
+         l + "u;");
+    line("const long long col0 = (static_cast<long long>(blockIdx.x) * " + l + " + lane) * " + w + ";");
+    line(acc + " acc[" + w + "];");
+    line("#pragma unroll");
+    line("for (int e = 0; e < " + w + "; ++e) acc[e] = " + reduce.identity + ";");
+    line("if (col0 < " + std::to_string(rows) + "LL) {");
+    line("  #pragma unroll 2");
+    line("  for (long long k = group; k < " + std::to_string(rowSize) + "LL; k += groups) {");
+    line("    const long long base = k * " + std::to_string(rows) + "LL + col0;");
+    std::string prologue = walk.prologue;
+    for (size_t k : directInputs_) {
+      const std::string type = "lathe::Pack<" + std::string(storageType(kernel_.inputs[k].dtype)) + ", " + w + ">";
+      prologue += "  const " + type + " vin" + std::to_string(k) + " = *reinterpret_cast<const " + type + "*>(in" +
+                  std::to_string(k) + " + base);\n";
+    }
+    for (size_t k : directOutputs_) {
+      prologue += "  lathe::Pack<" + std::string(storageType(kernel_.outputs[k].dtype)) + ", " + w + "> vout" +
+                  std::to_string(k) + ";\n";
+    }
+    std::istringstream lines(prologue);
+    for (std::string text; std::getline(lines, text);) line("  " + text);
+    line("    #pragma unroll");
+    line("    for (int e = 0; e < " + w + "; ++e) {");
+    line("      const long long j = base + e;");
+    body += element;
+    line("    }");
+    for (size_t k : directOutputs_) {
+      line("    *reinterpret_cast<decltype(vout" + std::to_string(k) + ")*>(out" + std::to_string(k) +
+           " + base) = vout" + std::to_string(k) + ";");
+    }
+    line("  }");
+    line("}");
+    line("#pragma unroll");
+    line("for (int e = 0; e < " + w + "; ++e) partial[group][lane * " + w + " + e] = acc[e];");
+    combineGroups("lane * " + w, width);
+    line("if (group != 0 || col0 >= " + std::to_string(rows) + "LL) return;");
+    line("#pragma unroll");
+    line("for (int e = 0; e < " + w + "; ++e) acc[e] = partial[0][lane * " + w + " + e];");
+    line("#pragma unroll");
+    line("for (int e = 0; e < " + w + "; ++e) {");
+    indent_ += 2;
+    line("const long long row = col0 + e;");
+    const ir::TensorMeta& meta = tensorMeta(reduction_);
+    const CType type = computeType(meta.dtype);
+    const std::string expr = reduce.mean ? "acc[e] / " + std::to_string(rowSize) + ".0f" : "acc[e]";
+    line("const " + std::string(cTypeName(type)) +
+         " red = " + rounded(cast({expr, reduce.accumulator}, type).expr, meta.dtype) + ";");
+    reduced_ = {{"red", type}};
+    storeOutputs("row", rows);
+    indent_ -= 2;
+    line("}");
+
+    VectorColumns out;
+    out.width = width;
+    out.config = {strips, block};
+    const std::string name = kernel_.name + "_cols_vec";
+    std::string args = arguments();
+    args.resize(args.size() - 2);
+    std::string prototype = params();
+    prototype.resize(prototype.size() - 2);
+    out.text = kKernelDeclaration + std::to_string(block) + ") " + name + "(" + prototype + ") {\n" + body + "}\n\n";
+    out.launch = "  LATHE_LAUNCH(" + name + ", " + std::to_string(strips) + ", " + std::to_string(block) + ", s, " +
+                 args + ");\n";
+    out.aligned = "true";
+    std::set<size_t> packedInputs = walk.packedInputs;
+    packedInputs.insert(directInputs_.begin(), directInputs_.end());
+    for (size_t k : packedInputs) out.aligned += " && lathe::aligned(in" + std::to_string(k) + ", " + w + ")";
+    for (size_t k : directOutputs_) out.aligned += " && lathe::aligned(out" + std::to_string(k) + ", " + w + ")";
+    return out;
   }
 
   static std::string rounded(const std::string& expr, ir::DType dtype) {
@@ -1689,12 +2034,17 @@ class GroupGenerator {
   // element whose number in the operand is `j` (`k` in the row). In vector mode each thread takes
   // chunks of kVectorToken elements: tensors read or written in that order are moved 16 bytes at
   // a time (preloaded before, stored after the chunk's elements).
-  void rowLoop(const std::function<void()>& element) {
+  // `backwards`: the block walks the row from its end, so that a pass after the first meets the
+  // elements the first read last, the ones most likely still in L2, before they are evicted.
+  void rowLoop(const std::function<void()>& element, bool backwards = false) {
     const std::string rowSize = std::to_string(rows_.rowSize) + "LL";
     const auto saved = memo_;
+    backwards = backwards && laneRows_ == 0 && !threadRows_;
     if (!vectorMode_) {
-      line(threadRows_ ? "for (long long k = 0; k < " + rowSize + "; ++k) {"
-                       : "for (long long k = threadIdx.x; k < " + rowSize + "; k += blockDim.x) {");
+      line(laneRows_ != 0 ? std::string("if (active) {")
+           : threadRows_  ? "for (long long k = 0; k < " + rowSize + "; ++k) {"
+           : backwards    ? "for (long long k = " + rowSize + " - 1 - threadIdx.x; k >= 0; k -= blockDim.x) {"
+                          : "for (long long k = threadIdx.x; k < " + rowSize + "; k += blockDim.x) {");
       indent_ += 2;
       line("const long long j = row * " + rowSize + " + k;");
       element();
@@ -1714,7 +2064,8 @@ class GroupGenerator {
     body_ = outer;
     memo_ = saved;
     const std::string width(kVectorToken);
-    line("for (long long c = threadIdx.x; c < " + rowSize + " / " + width + "; c += blockDim.x) {");
+    line(backwards ? "for (long long c = " + rowSize + " / " + width + " - 1 - threadIdx.x; c >= 0; c -= blockDim.x) {"
+                   : "for (long long c = threadIdx.x; c < " + rowSize + " / " + width + "; c += blockDim.x) {");
     line("  const long long base = row * " + rowSize + " + c * " + width + ";");
     for (size_t slot : directInputs_) {
       const std::string type =
@@ -1749,7 +2100,13 @@ class GroupGenerator {
     std::string body;
     resetBody(&body, 2);
     const std::string acc = std::string(cTypeName(reduce.accumulator));
-    if (threadRows_) {
+    if (laneRows_ != 0) {
+      // No early return: every lane of a warp takes part in the shuffles.
+      const std::string lanes = std::to_string(laneRows_);
+      line("const long long lane_at = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;");
+      line("const long long row = lane_at / " + lanes + ", k = lane_at % " + lanes + ";");
+      line("const bool active = row < " + std::to_string(rows) + "LL && k < " + std::to_string(rowSize) + "LL;");
+    } else if (threadRows_) {
       line("const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;");
       line("if (row >= " + std::to_string(rows) + "LL) return;");
     } else {
@@ -1779,7 +2136,10 @@ class GroupGenerator {
           line("{ const float d = " + x.expr + " - " + center + "; " + accumulator + " += d * d; }");
         }
       });
-      if (!threadRows_) {
+      if (laneRows_ != 0) {
+        line(accumulator + " = lathe::lane_reduce<" + std::to_string(laneRows_) + ">(" + accumulator + ", " +
+             reduce.combine + "());");
+      } else if (!threadRows_) {
         line(accumulator + " = lathe::block_reduce(" + accumulator + ", " + reduce.combine + "(), " + reduce.identity +
              ");");
       }
@@ -1791,7 +2151,15 @@ class GroupGenerator {
       rowLoop([&] {
         line("lathe::online_add(red_max, red_sum, " + cast(value(source, rowElement()), CType::Float).expr + ");");
       });
-      if (!threadRows_) line("lathe::block_reduce_online(red_max, red_sum);");
+      if (laneRows_ != 0) {
+        line("lathe::lane_reduce_online<" + std::to_string(laneRows_) + ">(red_max, red_sum);");
+      } else if (!threadRows_) {
+        line("lathe::block_reduce_online(red_max, red_sum);");
+      }
+      // Once per row, not per element: the normalization multiplies by 1 / sum or subtracts log(sum).
+      const std::string_view name = rows_.op.name;
+      if (name == "softmax" || name == "_softmax") line("const float red_inverse = 1.0f / red_sum;");
+      if (name == "log_softmax" || name == "_log_softmax") line("const float red_log_sum = logf(red_sum);");
       reduced_ = {{"red_max", CType::Float}, {"red_sum", CType::Float}};
     } else {
       pass("acc", "");
@@ -1828,7 +2196,9 @@ class GroupGenerator {
     bool rowOutputs = false;
     for (const TensorSpec& out : kernel_.outputs) rowOutputs = rowOutputs || product(out.sizes) == rows;
     if (rowOutputs) {
-      line(threadRows_ ? "{" : "if (threadIdx.x == 0) {");
+      line(threadRows_      ? std::string("{")
+           : laneRows_ != 0 ? "if (row < " + std::to_string(rows) + "LL && k == 0) {"
+                            : std::string("if (threadIdx.x == 0) {"));
       const auto saved = memo_;
       const bool vector = vectorMode_;
       vectorMode_ = false;
@@ -1842,7 +2212,7 @@ class GroupGenerator {
     // Element-sized outputs: the row's elements again, in each output's own order.
     bool elementOutputs = false;
     for (const TensorSpec& out : kernel_.outputs) elementOutputs = elementOutputs || product(out.sizes) == total;
-    if (rows != total && elementOutputs) rowLoop([&] { storeOutputs("j", total); });
+    if (rows != total && elementOutputs) rowLoop([&] { storeOutputs("j", total); }, true);
     return body;
   }
 
@@ -1852,17 +2222,19 @@ class GroupGenerator {
       const int64_t count = product(out.sizes);
       if (count != rows && count != total) unsupported("output " + out.name + " is neither row- nor element-sized");
     }
-    // Short rows: a thread per row (see kShortRowLimit); else a block per row.
-    const int64_t block = threadRows_       ? 256
-                          : rowSize >= 2048 ? 512
-                          : rowSize >= 256  ? 256
-                                            : std::max<int64_t>(32, (rowSize + 31) / 32 * 32);
-    const int64_t grid = threadRows_ ? (rows + block - 1) / block : rows;
+    // Short rows: lanes or a thread per row (see kShortRowLimit); else a block per row.
+    const int64_t block = threadRows_ || laneRows_ != 0 ? 256
+                          : rowSize >= 2048             ? 512
+                          : rowSize >= 256              ? 256
+                                                        : std::max<int64_t>(32, (rowSize + 31) / 32 * 32);
+    const int64_t grid = laneRows_ != 0 ? (rows * laneRows_ + block - 1) / block
+                         : threadRows_  ? (rows + block - 1) / block
+                                        : rows;
     const std::string scalarBody = reductionBody();
     // The chunked variant, where rows are trailing and some tensor is read or written along them.
     std::string vectorBody;
     int width = 1;
-    if (trailingRows() && !threadRows_) {
+    if (trailingRows() && !threadRows_ && laneRows_ == 0) {
       vectorMode_ = true;
       vectorBody = reductionBody();
       vectorMode_ = false;
@@ -1876,13 +2248,12 @@ class GroupGenerator {
     args.resize(args.size() - 2);
     std::string prototype = params();
     prototype.resize(prototype.size() - 2);
-    const std::string launchBounds = "__global__ void __launch_bounds__(" + std::to_string(block) + ") ";
-    const std::string launch =
-        "<<<" + std::to_string(grid) + ", " + std::to_string(block) + ", 0, s>>>(" + args + ");\n";
+    const std::string launchBounds = kKernelDeclaration + std::to_string(block) + ") ";
+    const std::string launch = ", " + std::to_string(grid) + ", " + std::to_string(block) + ", s, " + args + ");\n";
     std::string text = launchBounds + kernel_.name + "(" + prototype + ") {\n" + scalarBody + "}\n\n";
     kernel_.config = {grid, block};
     if (width == 1) {
-      launchBody_ += "  " + kernel_.name + launch;
+      launchBody_ += "  LATHE_LAUNCH(" + kernel_.name + launch;
       return text;
     }
     const std::string w = std::to_string(width);
@@ -1898,8 +2269,8 @@ class GroupGenerator {
     for (size_t k : rowDirectOutputs_)
       aligned +=
           (aligned.empty() ? "" : " && ") + std::string("lathe::aligned(out") + std::to_string(k) + ", " + w + ")";
-    launchBody_ += "  if (" + aligned + ") {\n    " + kernel_.name + "_vec" + launch + "  } else {\n    " +
-                   kernel_.name + launch + "  }\n";
+    launchBody_ += "  if (" + aligned + ") {\n    LATHE_LAUNCH(" + kernel_.name + "_vec" + launch +
+                   "  } else {\n    LATHE_LAUNCH(" + kernel_.name + launch + "  }\n";
     return text;
   }
 
@@ -1908,14 +2279,16 @@ class GroupGenerator {
                        "), " + std::to_string(group_.nodes.size()) + " nodes.\n";
     for (const std::string& fx : kernel_.fx) text += "//   " + fx + "\n";
     text += "#include \"" + std::string(kCommonHeaderName) + "\"\n\n";
-    text += kernels;
+    // nvcc reads all of it; on the NVRTC path, NVRTC the kernels and the host compiler the rest.
+    text += "#ifdef __CUDACC__  // the kernels: nvcc, NVRTC\n" + kernels +
+            "#endif\n\n#ifndef __CUDACC_RTC__  // the launch function: nvcc, or the host compiler after NVRTC\n";
     text += "extern \"C\" int " + kernel_.launch +
             "(void* const* outputs, const void* const* inputs, const int64_t* symbols, void* stream) {\n";
     if (!kernel_.symbols.empty()) {
-      text += "  if (symbols == nullptr) return static_cast<int>(cudaErrorInvalidValue);\n";
+      text += "  if (symbols == nullptr) return lathe::kInvalidValue;\n";
       for (const std::string& symbol : kernel_.symbols) {
         text += "  if (symbols[LATHE_SYMBOL_" + symbol + "] != " + std::to_string(hints_.at(symbol)) +
-                "LL) return static_cast<int>(cudaErrorInvalidValue);  // generated for " + symbol + " = " +
+                "LL) return lathe::kInvalidValue;  // generated for " + symbol + " = " +
                 std::to_string(hints_.at(symbol)) + "\n";
       }
     } else {
@@ -1931,9 +2304,9 @@ class GroupGenerator {
       text +=
           "  auto* out" + std::to_string(k) + " = static_cast<" + type + "*>(outputs[" + std::to_string(k) + "]);\n";
     }
-    text += "  cudaStream_t s = static_cast<cudaStream_t>(stream);\n";
+    text += "  const lathe::Stream s = static_cast<lathe::Stream>(stream);\n";
     text += launchBody_;
-    text += "  return static_cast<int>(cudaGetLastError());\n}\n";
+    text += "  return 0;\n}\n#endif\n";
     return text;
   }
 
@@ -1951,6 +2324,7 @@ class GroupGenerator {
   RowPlan rows_;
   bool inlineReduction_ = false;
   bool threadRows_ = false;  // a thread per row of the reduction (short rows), no block-wide combine
+  int64_t laneRows_ = 0;     // lanes per row (short consecutive rows), combined by shuffles; 0: off
   std::set<size_t> rowDirectInputs_, rowDirectOutputs_;  // moved in chunks by a row kernel's loops
   // Stands for the chunk width in a row kernel's text until the widest chunked tensor is known.
   static constexpr std::string_view kVectorToken = "LATHE_VECTOR_WIDTH";
@@ -1961,6 +2335,19 @@ class GroupGenerator {
   std::map<std::string, Val> memo_;
   bool vectorMode_ = false;
   std::set<size_t> directInputs_, directOutputs_;
+  // A pointwise vector kernel whose chunks each lie in one innermost row (splitChunk).
+  struct ChunkWalk {
+    int width = 0;
+    bool usable = true;           // every shape split over "j" has an innermost size that is a multiple of width
+    std::string prologue;         // before the element loop: the chunk's position and the loads it shares
+    std::set<std::string> names;  // defined in the prologue
+    std::map<std::string, std::string> loads;  // load -> its name in the prologue
+    std::set<size_t> packedInputs;             // read as packs: the launch checks their alignment
+  };
+  std::optional<ChunkWalk> chunk_;
+  // Per enclosing branch of choose(): the condition under which a whole chunk takes it, or nullopt
+  // when elements of one chunk may go different ways (loads there stay per element).
+  std::vector<std::optional<std::string>> chunkGuards_;
   std::string launchBody_;
 };
 
@@ -1968,14 +2355,81 @@ class GroupGenerator {
 
 std::string commonHeader() {
   return R"(// Device helpers shared by the kernels lathe export generates (one file per fusion group).
+// Read by nvcc (kernels and launch functions, with the CUDA runtime), by NVRTC (the kernels) and,
+// on the NVRTC path, by a host C++ compiler (the launch functions, through the driver API).
 #pragma once
+#if defined(__CUDACC_RTC__)
+// NVRTC has no cuda_bf16.h / cuda_fp16.h built in: the storage types and their conversions, as
+// those headers make them on sm_80 and later.
+struct __align__(2) __nv_bfloat16 { unsigned short x; };
+struct __align__(2) __half { unsigned short x; };
+__device__ __forceinline__ float __bfloat162float(__nv_bfloat16 v) {
+  return __uint_as_float(static_cast<unsigned>(v.x) << 16);
+}
+__device__ __forceinline__ __nv_bfloat16 __float2bfloat16_rn(float f) {
+  __nv_bfloat16 r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.x) : "f"(f));
+  return r;
+}
+__device__ __forceinline__ float __half2float(__half v) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.x));
+  return f;
+}
+__device__ __forceinline__ __half __float2half_rn(float f) {
+  __half r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.x) : "f"(f));
+  return r;
+}
+#elif defined(__CUDACC__)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+namespace lathe { using Stream = cudaStream_t; }
+// A kernel launch in a launch function, which returns the launch's error when it fails.
+#define LATHE_LAUNCH(kernel, grid, block, stream, ...)                          \
+  do {                                                                          \
+    kernel<<<grid, block, 0, stream>>>(__VA_ARGS__);                            \
+    const cudaError_t lathe_status = cudaGetLastError();                        \
+    if (lathe_status != cudaSuccess) return static_cast<int>(lathe_status);     \
+  } while (0)
+#else
+#include <stdint.h>
+// The storage types, only pointed to on the host.
+struct __nv_bfloat16 { unsigned short x; };
+struct __half { unsigned short x; };
+namespace lathe {
+using Stream = struct CUstream_st*;
+// Launches a kernel of the bundle's fatbin by name in the current context (the driver runtime the
+// NVRTC path builds into the library); returns the CUresult.
+int driver_launch(const char* kernel, unsigned grid, unsigned block, Stream stream, void** args);
+// Each argument must have its kernel parameter's type: the driver copies it by that size.
+template <typename... Args>
+int launch(const char* kernel, unsigned grid, unsigned block, Stream stream, Args... args) {
+  void* pointers[] = {static_cast<void*>(&args)..., nullptr};
+  return driver_launch(kernel, grid, block, stream, pointers);
+}
+}
+#define LATHE_LAUNCH(kernel, grid, block, stream, ...)                                \
+  do {                                                                                \
+    const int lathe_status = lathe::launch(#kernel, grid, block, stream, __VA_ARGS__); \
+    if (lathe_status != 0) return lathe_status;                                       \
+  } while (0)
+#endif
+#ifndef __CUDACC_RTC__
+namespace lathe {
+// What a launch function returns for symbol values it was not generated for: cudaErrorInvalidValue
+// and CUDA_ERROR_INVALID_VALUE.
+constexpr int kInvalidValue = 1;
+template <typename T>
+inline bool aligned(const T* p, int n) { return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * n) == 0; }
+}
+#endif
 
 #include "lathe_symbols.h"
 
+#ifdef __CUDACC__
 namespace lathe {
 
 __device__ __forceinline__ float up(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -2017,6 +2471,10 @@ __device__ __forceinline__ long long floor_div(long long a, long long b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 __device__ __forceinline__ long long trunc_div(long long a, long long b) { return a / b; }
+// exp through the multifunction unit (ex2.approx of x * log2(e)), as Triton's exp: a few ulp,
+// where expf's accurate sequence would make a long softmax row compute-bound.
+__device__ __forceinline__ float fast_exp(float x) { return __expf(x); }
+
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
 __device__ __forceinline__ float silu_backward(float g, float x) {
@@ -2045,8 +2503,6 @@ template <typename T, int N>
 struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
-template <typename T>
-inline bool aligned(const T* p, int n) { return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * n) == 0; }
 
 struct Sum { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
 struct Max { template <typename T> __device__ T operator()(T a, T b) const { return maximum(a, b); } };
@@ -2082,17 +2538,39 @@ __device__ T block_reduce(T v, Op op, T identity) {
   return v;
 }
 
-// Softmax statistics: adds x to a running maximum m and sum s of exp(value - m).
+// Softmax statistics: adds x to a running maximum m and sum s of exp(value - m). One exp per
+// element: the sum is rescaled only when the maximum moves. A NaN reaches s either way.
 __device__ __forceinline__ void online_add(float& m, float& s, float x) {
-  const float next = maximum(m, x);
-  s = next == Identity<float>::lowest() ? s : s * expf(m - next) + expf(x - next);
-  m = next;
+  if (x > m) {
+    s = s * fast_exp(m - x) + 1.0f;
+    m = x;
+  } else {
+    s += fast_exp(x - m);
+  }
 }
 __device__ __forceinline__ void online_merge(float& m, float& s, float m2, float s2) {
   const float next = maximum(m, m2);
-  s = next == Identity<float>::lowest() ? s + s2 : s * expf(m - next) + s2 * expf(m2 - next);
+  s = next == Identity<float>::lowest() ? s + s2 : s * fast_exp(m - next) + s2 * fast_exp(m2 - next);
   m = next;
 }
+// The reduction over each aligned group of `Lanes` lanes (a power of two up to 32), in every lane
+// of the group. Every lane of the warp must call it. a + b is b + a, so all lanes agree bit for bit.
+template <int Lanes, typename T, typename Op>
+__device__ __forceinline__ T lane_reduce(T v, Op op) {
+#pragma unroll
+  for (int offset = Lanes / 2; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// online_merge over each group of `Lanes` lanes, as lane_reduce.
+template <int Lanes>
+__device__ __forceinline__ void lane_reduce_online(float& m, float& s) {
+#pragma unroll
+  for (int offset = Lanes / 2; offset > 0; offset >>= 1) {
+    online_merge(m, s, __shfl_xor_sync(0xffffffffu, m, offset), __shfl_xor_sync(0xffffffffu, s, offset));
+  }
+}
+
 // online_merge over the whole block, in every thread, as block_reduce.
 __device__ inline void block_reduce_online(float& m, float& s) {
   __shared__ float partial[2][32];
@@ -2124,6 +2602,7 @@ __device__ inline void block_reduce_online(float& m, float& s) {
 }
 
 }  // namespace lathe
+#endif
 )";
 }
 

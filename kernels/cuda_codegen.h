@@ -45,6 +45,9 @@ struct TensorSpec {
   ir::DType dtype = ir::DType::Unknown;
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;
+  // What makes the value: the node's canonical op ("aten.exp.default") or FX kind ("placeholder"),
+  // so that a harness can draw inputs from the producer's value domain.
+  std::string producer;
 };
 
 struct LaunchConfig {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "util/diagnostics.h"
@@ -29,7 +30,8 @@ void writeText(const fs::path& path, std::string_view text) {
   if (!out) throw Error(ErrorCode::BadInput, "cannot write " + path.string());
 }
 
-std::string readme(const KernelSet& set, const ExportRequest& request) {
+// `driverApi`: the NVRTC path's library, which launches through the driver API.
+std::string readme(const KernelSet& set, const ExportRequest& request, bool driverApi) {
   std::string targets;
   for (const std::string& t : request.targets) targets += (targets.empty() ? "" : ", ") + t;
   std::string text = "# Lathe kernel bundle\n\n";
@@ -38,9 +40,13 @@ std::string readme(const KernelSet& set, const ExportRequest& request) {
           " fusion groups, machine code for " + targets + ".\n\n";
   text += R"(| file | what |
 |---|---|
-| `liblathe_kernels.so` | one `extern "C"` launch function per kernel (links the CUDA runtime) |
+| `liblathe_kernels.so` | one `extern "C"` launch function per kernel )" +
+          std::string(driverApi ? "(built with NVRTC: the fatbin embedded, loaded through the CUDA driver, "
+                                  "`libcuda.so.1`; no CUDA runtime)"
+                                : "(links the CUDA runtime)") +
+          R"( |
 | `kernels.fatbin` | the same kernels' machine code, for `cuobjdump` or `cuModuleLoadData` |
-| `manifest.json` | `lathe.kernels/1`: each kernel's launch symbol, fusion group, inputs and outputs (dtype, sizes, strides), the FX nodes it runs, bytes moved, launch configuration; groups not generated and why |
+| `manifest.json` | `lathe.kernels/1`: each kernel's launch symbol, fusion group, inputs (dtype, sizes, strides, producing op) and outputs (dtype, sizes, strides), the FX nodes it runs, bytes moved, launch configuration; groups not generated and why |
 | `src/` | the CUDA sources (`lathe_kernels.cuh` holds the shared device helpers) |
 
 ## Calling a kernel
@@ -53,7 +59,16 @@ in order (may be NULL when the list is empty); the kernels were generated for th
 `symbol_hints` and return `cudaErrorInvalidValue` (1) for other values. `stream` is a
 `cudaStream_t` (NULL: the default stream). The return value is the `cudaError_t` of the launch,
 0 when it started.
-
+)" +
+          (driverApi ? R"(
+This library was built with NVRTC: it launches through the CUDA driver API in the calling
+thread's current context (PyTorch makes one as soon as it uses the GPU; without one a launch
+returns 201, `CUDA_ERROR_INVALID_CONTEXT`), loading its fatbin there at the first launch. Errors
+are the driver's `CUresult`, numbered as `cudaError_t` is for the common ones (1 invalid value,
+100 no CUDA driver, 209 no machine code for this GPU).
+)"
+                     : "") +
+          R"(
 From Python with PyTorch:
 
 ```python
@@ -114,7 +129,11 @@ std::string manifestJson(const KernelSet& set, const ExportRequest& request) {
   json kernels = json::array();
   for (const GeneratedKernel& k : set.kernels) {
     json inputs = json::array(), outputs = json::array();
-    for (const TensorSpec& t : k.inputs) inputs.push_back(tensorJson(t));
+    for (const TensorSpec& t : k.inputs) {
+      json input = tensorJson(t);
+      input["producer"] = t.producer;  // the value domain a harness draws inputs from
+      inputs.push_back(std::move(input));
+    }
     for (const TensorSpec& t : k.outputs) outputs.push_back(tensorJson(t));
     kernels.push_back({{"name", k.name},
                        {"launch", k.launch},
@@ -145,7 +164,14 @@ std::string manifestJson(const KernelSet& set, const ExportRequest& request) {
   return manifest.dump(1) + "\n";
 }
 
-ExportResult writeExport(const KernelSet& set, const ExportRequest& request, const fs::path& nvcc) {
+namespace {
+
+// Compiles the unit that includes every kernel (unit, src, library, fatbin, work).
+using CompileStep =
+    std::function<void(const fs::path&, const fs::path&, const fs::path&, const fs::path&, const fs::path&)>;
+
+ExportResult writeBundle(const KernelSet& set, const ExportRequest& request, bool driverApi,
+                         const CompileStep& compile) {
   const fs::path output = request.output.has_filename() ? request.output : request.output.parent_path();
   checkReplaceable(output);
   std::error_code ec;
@@ -159,7 +185,7 @@ ExportResult writeExport(const KernelSet& set, const ExportRequest& request, con
     fs::create_directories(src);
     writeText(src / std::string(kCommonHeaderName), commonHeader());
     writeText(src / std::string(kSymbolsHeaderName), symbolsHeader(set.symbols));
-    std::string unit = "// Every kernel of the bundle in one translation unit: one nvcc run compiles them all.\n";
+    std::string unit = "// Every kernel of the bundle in one translation unit: one compiler run compiles them all.\n";
     for (const GeneratedKernel& k : set.kernels) {
       writeText(src / (k.name + ".cu"), k.source);
       unit += "#include \"" + k.name + ".cu\"\n";
@@ -167,11 +193,11 @@ ExportResult writeExport(const KernelSet& set, const ExportRequest& request, con
     const fs::path build = temp / "build";
     fs::create_directories(build);
     writeText(build / "lathe_all.cu", unit);
-    compileKernels(nvcc, build / "lathe_all.cu", {src.string()}, request.targets, temp / std::string(kLibraryName),
-                   temp / std::string(kFatbinName), build / "nvcc");
+    compile(build / "lathe_all.cu", src, temp / std::string(kLibraryName), temp / std::string(kFatbinName),
+            build / "compile");
     fs::remove_all(build);
     writeText(temp / std::string(kManifestName), manifestJson(set, request));
-    writeText(temp / "README.md", readme(set, request));
+    writeText(temp / "README.md", readme(set, request, driverApi));
     ExportResult result{output / std::string(kManifestName), readFatbinFile(temp / std::string(kFatbinName))};
     // Into place: the old bundle aside, the new one in, the old one removed.
     fs::path aside;
@@ -191,6 +217,25 @@ ExportResult writeExport(const KernelSet& set, const ExportRequest& request, con
     fs::remove_all(temp, ec);
     throw;
   }
+}
+
+}  // namespace
+
+ExportResult writeExport(const KernelSet& set, const ExportRequest& request, const fs::path& nvcc) {
+  return writeBundle(set, request, false,
+                     [&](const fs::path& unit, const fs::path& src, const fs::path& library, const fs::path& fatbin,
+                         const fs::path& work) {
+                       compileKernels(nvcc, unit, {src.string()}, request.targets, library, fatbin, work);
+                     });
+}
+
+ExportResult writeExport(const KernelSet& set, const ExportRequest& request, const NvrtcToolchain& toolchain) {
+  return writeBundle(set, request, true,
+                     [&](const fs::path& unit, const fs::path& src, const fs::path& library, const fs::path& fatbin,
+                         const fs::path& work) {
+                       compileKernelsWithNvrtc(toolchain.nvrtc, toolchain.hostCompiler, unit, src, request.targets,
+                                               library, fatbin, work);
+                     });
 }
 
 }  // namespace lathe::kernels

@@ -2,6 +2,7 @@
 //   DIR/src/*.cu, lathe_kernels.cuh, lathe_symbols.h   generated sources, one file per kernel
 //   DIR/kernels.fatbin                                 SASS for every target
 //   DIR/liblathe_kernels.so                            one extern "C" launch function per kernel
+//                                                      (nvcc: CUDA runtime; NVRTC: driver API)
 //   DIR/manifest.json                                  "format": "lathe.kernels/1": kernel <-> group
 //                                                      <-> FX nodes <-> shapes / dtypes
 //   DIR/README.md                                      how to load and call it
@@ -41,5 +42,14 @@ struct ExportResult {
 // Writes the bundle with `nvcc`. Error(Usage) when DIR exists and is neither empty nor an export
 // bundle; Error(BadInput) when nvcc fails. Nothing is left behind on failure.
 ExportResult writeExport(const KernelSet& set, const ExportRequest& request, const std::filesystem::path& nvcc);
+
+// The NVRTC path (`lathe export --compiler nvrtc`): no CUDA toolkit, only libnvrtc and a host C++
+// compiler. The same bundle, its library launching through the CUDA driver API.
+struct NvrtcToolchain {
+  const Nvrtc& nvrtc;
+  std::filesystem::path hostCompiler;
+};
+// As above, compiled with NVRTC and the host compiler; Error(BadInput) when either fails.
+ExportResult writeExport(const KernelSet& set, const ExportRequest& request, const NvrtcToolchain& toolchain);
 
 }  // namespace lathe::kernels

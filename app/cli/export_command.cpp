@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.h"
 #include "kernels/cuda_codegen.h"
@@ -23,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct ExportOptions {
-  std::string plan, output, capture, targets{kernels::kDefaultTargets};
+  std::string plan, output, capture, targets{kernels::kDefaultTargets}, compiler{"nvcc"};
   bool keepPlan = false, json = false;
 };
 
@@ -68,7 +69,16 @@ int runExport(const GlobalOptions& global) {
   const ExportOptions& o = exportOptions();
   const std::vector<std::string> targets = kernels::parseTargets(o.targets);
   plan::PlanBundle bundle = plan::readPlan(o.plan);
-  const fs::path nvcc = kernels::requireNvcc();
+  // The tools first: without them nothing is loaded or written.
+  std::optional<fs::path> nvcc;
+  std::optional<kernels::Nvrtc> nvrtc;
+  fs::path hostCompiler;
+  if (o.compiler == "nvrtc") {
+    nvrtc.emplace(kernels::Nvrtc::load());
+    hostCompiler = kernels::requireHostCompiler();
+  } else {
+    nvcc = kernels::requireNvcc();
+  }
   const std::string capture = o.capture.empty() ? captureOf(bundle, o.plan) : o.capture;
   const io::Artifact artifact = load(capture, global);
   const std::vector<io::GraphListing> graphs = artifact.graphs();
@@ -88,7 +98,11 @@ int runExport(const GlobalOptions& global) {
   const kernels::KernelSet set = kernels::generateKernels(graph, stateOnGraph(bundle, graph, o.plan));
   kernels::ExportRequest request{o.output, targets, fs::path(o.plan).filename().string(), bundle.graphId,
                                  bundle.state.groups.size()};
-  const kernels::ExportResult result = kernels::writeExport(set, request, nvcc);
+  const kernels::ExportResult result =
+      nvrtc ? kernels::writeExport(set, request, kernels::NvrtcToolchain{*nvrtc, hostCompiler})
+            : kernels::writeExport(set, request, *nvcc);
+  const std::string compiledWith =
+      nvrtc ? "NVRTC " + nvrtc->version() + " (" + nvrtc->location() + ")" : nvcc->string();
 
   if (!o.keepPlan) {
     plan::KernelsRef ref{(fs::path(o.output) / std::string(kernels::kManifestName)).lexically_normal().string(),
@@ -115,6 +129,7 @@ int runExport(const GlobalOptions& global) {
                          {"bytes", e.bytes}});
     }
     std::cout << nlohmann::json{{"manifest", result.manifest.string()},
+                                {"compiler", compiledWith},
                                 {"groups", bundle.state.groups.size()},
                                 {"kernels", set.kernels.size()},
                                 {"not_generated", set.notGenerated.size()},
@@ -142,7 +157,8 @@ int runExport(const GlobalOptions& global) {
   }
   std::string held;
   for (const auto& [arch, count] : archs) held += fmt::format("{}{} ({} ELF)", held.empty() ? "" : ", ", arch, count);
-  std::cout << fmt::format("fatbin: {}\nbundle written to {}\n", held.empty() ? "no machine code" : held, o.output);
+  std::cout << fmt::format("fatbin: {}\ncompiled with {}\nbundle written to {}\n",
+                           held.empty() ? "no machine code" : held, compiledWith, o.output);
   return 0;
 }
 
@@ -154,6 +170,11 @@ void registerExportCommand(CLI::App& app) {
   cmd->add_option("plan", o.plan, "Plan bundle written by `lathe plan -o`")->required();
   cmd->add_option("-o,--output", o.output, "Bundle directory to write (new, empty, or an earlier export)")->required();
   cmd->add_option("--targets", o.targets, "GPU architectures, comma-separated")->capture_default_str();
+  cmd->add_option("--compiler", o.compiler,
+                  "nvcc (a CUDA toolkit), or nvrtc: libnvrtc (as pip's nvidia-cuda-nvrtc installs it; $LATHE_NVRTC "
+                  "to choose one) and a host C++ compiler, the library launching through the CUDA driver")
+      ->check(CLI::IsMember({"nvcc", "nvrtc"}))
+      ->capture_default_str();
   cmd->add_option("--capture", o.capture, "The capture the plan was made from, where it has moved since");
   cmd->add_flag("--keep-plan", o.keepPlan, "Do not record the export in the plan bundle");
   cmd->add_flag("--json", o.json, "Print a JSON summary");

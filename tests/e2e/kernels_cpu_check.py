@@ -24,6 +24,7 @@ EMULATION = r"""
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#define __CUDACC__
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -37,6 +38,8 @@ typedef void* cudaStream_t;
 enum { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
 inline int cudaGetLastError() { return 0; }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline float __expf(float x) { return std::exp(x); }
+#define __shfl_xor_sync(mask, v, offset) lathe_emu::shfl_xor(v, offset)
 inline float __int_as_float(unsigned v) { float f; std::memcpy(&f, &v, 4); return f; }
 struct __nv_bfloat16 { uint16_t bits; };
 inline float __bfloat162float(__nv_bfloat16 x) { uint32_t u = uint32_t(x.bits) << 16; float f; std::memcpy(&f, &u, 4); return f; }
@@ -49,7 +52,45 @@ inline __nv_bfloat16 __float2bfloat16_rn(float f) {
 struct __half { _Float16 v; };
 inline float __half2float(__half x) { return float(x.v); }
 inline __half __float2half_rn(float f) { return {static_cast<_Float16>(f)}; }
+#include <barrier>
+#include <thread>
+#include <vector>
 namespace lathe_emu {
+// Kernels that combine lanes with shuffles run each block's threads at once, as std::threads, and
+// a shuffle is a write of every lane's value, a barrier and a read of the partner's.
+struct LaneBlock { std::barrier<>* sync; std::vector<unsigned long long>* slots; };
+inline thread_local LaneBlock lane_block;
+template <typename T>
+T shfl_xor(T v, int offset) {
+  unsigned long long bits = 0;
+  std::memcpy(&bits, &v, sizeof v);
+  (*lane_block.slots)[threadIdx.x] = bits;
+  lane_block.sync->arrive_and_wait();
+  bits = (*lane_block.slots)[threadIdx.x ^ unsigned(offset)];
+  lane_block.sync->arrive_and_wait();
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+// One std::thread per thread of a block, walking the blocks in turn: every lane makes the same
+// shuffles in the same order, so the barrier's phases line up across blocks.
+template <typename Body>
+void launch_lanes(long long grid, long long block, Body body) {
+  std::barrier<> sync(block);
+  std::vector<unsigned long long> slots(block);
+  std::vector<std::thread> threads;
+  for (long long t = 0; t < block; ++t) {
+    threads.emplace_back([&, t] {
+      blockDim.x = unsigned(block);
+      threadIdx.x = unsigned(t);
+      lane_block = {&sync, &slots};
+      for (long long b = 0; b < grid; ++b) {
+        blockIdx.x = unsigned(b);
+        body();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+}
 template <typename Body>
 void launch(long long grid, long long block, Body body) {
   blockDim.x = unsigned(block);
@@ -77,15 +118,20 @@ def emulated_header(header: str) -> str:
 def emulated_source(source: str, reduction: bool) -> str:
     """A launch as a loop over blocks and threads; a kernel with a block-wide reduction (one block
     per row) runs one thread a block, a column kernel (`_cols`: a strip of columns, its thread
-    groups over the rows) one group a block (a thread per column of the strip), so that each
-    thread reduces its whole column before the block combines the groups' results."""
+    groups over the rows; `_cols_vec`: the same with a chunk of columns per thread) one group a
+    block, so that each thread reduces its whole columns before the block combines the groups'
+    results. A kernel whose lanes combine by shuffles runs its blocks' threads concurrently."""
     strip = re.search(r'threadIdx\.x % (\d+)u;', source)
+    lanes = re.search(r'lane = threadIdx\.x % (\d+)u', source)
 
     def launch(match):
         name, grid, block, args = match.groups()
-        threads = strip.group(1) if name.endswith('_cols') else 1 if reduction else block
+        if 'lathe::lane_reduce' in source:
+            return f'lathe_emu::launch_lanes({grid}, {block}, [&] {{ {name}({args}); }});'
+        threads = (strip.group(1) if name.endswith('_cols') else lanes.group(1) if name.endswith('_cols_vec')
+                   else 1 if reduction else block)
         return f'lathe_emu::launch({grid}, {threads}, [&] {{ {name}({args}); }});'
-    return re.sub(r'(\w+)<<<(.+?), (\d+), 0, s>>>\((.*)\);', launch, source)
+    return re.sub(r'LATHE_LAUNCH\((\w+), (.+?), (\d+), s, (.*)\);', launch, source)
 
 
 def torch_dtype(name: str):
@@ -129,7 +175,7 @@ def main():
             path.write_text(emulated_source(text, 'lathe::block_reduce' in text))
             units.append(str(path))
         library = work / 'libemulated.so'
-        subprocess.run(['c++', '-std=c++17', '-O1', '-shared', '-fPIC', '-w', '-I', str(work), *units, '-o', str(library)],
+        subprocess.run(['c++', '-std=c++20', '-O1', '-shared', '-fPIC', '-pthread', '-w', '-I', str(work), *units, '-o', str(library)],
                        check=True)
         lib = ctypes.CDLL(str(library))
         hints = manifest['symbol_hints']

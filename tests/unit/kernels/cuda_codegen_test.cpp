@@ -196,7 +196,7 @@ TEST(GeneratedKernels, DenseTensorsGetSixteenByteAccessesWithATailAndAnAlignment
   EXPECT_NE(k.source.find("lathe::aligned(in0, 4) && lathe::aligned(out0, 4)"), std::string::npos);
   EXPECT_NE(k.source.find("lathe::ld(in1, j_1_8)"), std::string::npos);  // the broadcast stays scalar
   // 192 elements: 48 chunks of 4, no tail; the scalar kernel runs the rest or everything.
-  EXPECT_NE(k.source.find("_vec<<<1, 256, 0, s>>>(in0, in1, in2, out0, 48LL)"), std::string::npos);
+  EXPECT_NE(k.source.find("_vec, 1, 256, s, in0, in1, in2, out0, 48LL)"), std::string::npos);
   EXPECT_NE(k.source.find("if (done < 192LL)"), std::string::npos);
 }
 
@@ -249,7 +249,9 @@ TEST(GeneratedKernels, ReductionEpilogueRunsOverTheRowItReduced) {
   EXPECT_NE(k.source.find("lathe::block_reduce(acc, lathe::Max(), lathe::Identity<float>::lowest())"),
             std::string::npos);
   EXPECT_NE(k.source.find("const long long j = row * 64LL + k;"), std::string::npos);
-  EXPECT_NE(k.source.find("expf("), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::fast_exp("), std::string::npos);
+  // The epilogue walks the row from its end: the elements the first pass read last come first.
+  EXPECT_NE(k.source.find("for (long long k = 64LL - 1 - threadIdx.x; k >= 0; k -= blockDim.x) {"), std::string::npos);
 }
 
 TEST(GeneratedKernels, TrailingRowsAreReadAndWrittenSixteenBytesAtATime) {
@@ -280,7 +282,7 @@ TEST(GeneratedKernels, TrailingRowsAreReadAndWrittenSixteenBytesAtATime) {
   EXPECT_NE(k.source.find("lathe::Pack<__nv_bfloat16, 8> vout0;"), std::string::npos);
   // w is broadcast over the rows: read element by element, no alignment asked of it.
   EXPECT_NE(k.source.find("if (lathe::aligned(in0, 8) && lathe::aligned(out0, 8)) {"), std::string::npos);
-  EXPECT_NE(k.source.find("lathe_g0_mean_vec<<<4, 512, 0, s>>>"), std::string::npos);
+  EXPECT_NE(k.source.find("LATHE_LAUNCH(lathe_g0_mean_vec, 4, 512, s, "), std::string::npos);
 }
 
 TEST(GeneratedKernels, ReducedValueReadAcrossRowsIsRefused) {
@@ -332,9 +334,7 @@ TEST(GeneratedKernels, ColumnReductionReadsEachColumnWithItsStride) {
   const kernels::GeneratedKernel& k = set.kernels[0];
   // Few columns: strips of 8 (3 blocks), each block's 128 groups of 8 threads take every 128th
   // row: a warp reads consecutive columns of 4 rows, not one column with a stride.
-  EXPECT_EQ(k.config.grid, 3);
-  EXPECT_EQ(k.config.block, 1024);
-  EXPECT_NE(k.source.find("lathe_g0_sum_1_cols<<<3, 1024, 0, s>>>"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("LATHE_LAUNCH(lathe_g0_sum_1_cols, 3, 1024, s, "), std::string::npos) << k.source;
   EXPECT_NE(k.source.find("const long long row = static_cast<long long>(blockIdx.x) * 8 + threadIdx.x % 8u;"),
             std::string::npos);
   EXPECT_NE(k.source.find("for (long long k = group; k < 32LL; k += groups)"), std::string::npos);
@@ -345,7 +345,66 @@ TEST(GeneratedKernels, ColumnReductionReadsEachColumnWithItsStride) {
   EXPECT_NE(k.source.find("partial[group][threadIdx.x % 8u] = acc;"), std::string::npos);
   EXPECT_EQ(k.source.find("atomic"), std::string::npos);
   EXPECT_EQ(k.source.find("block_reduce"), std::string::npos);
-  EXPECT_EQ(k.source.find("_vec"), std::string::npos);  // a column is not consecutive in memory
+  // Where the pointers allow, each thread takes 4 consecutive columns (16 bytes of the fp32
+  // result; 8 bytes of the bf16 operand per row) in a strip of 2 such threads: still 3 blocks.
+  EXPECT_EQ(k.config.grid, 3);
+  EXPECT_EQ(k.config.block, 1024);
+  EXPECT_EQ(k.vectorWidth, 4);
+  EXPECT_NE(
+      k.source.find("if (true && lathe::aligned(in0, 4)) {\n    LATHE_LAUNCH(lathe_g0_sum_1_cols_vec, 3, 1024, s, "),
+      std::string::npos);
+  EXPECT_NE(k.source.find("const long long col0 = (static_cast<long long>(blockIdx.x) * 2 + lane) * 4;"),
+            std::string::npos);
+  EXPECT_NE(k.source.find("const long long base = k * 24LL + col0;"), std::string::npos);
+  EXPECT_NE(k.source.find("vin0 = *reinterpret_cast<const lathe::Pack<__nv_bfloat16, 4>*>(in0 + base);"),
+            std::string::npos);
+  EXPECT_NE(k.source.find("acc[e] = lathe::Sum()(acc[e], "), std::string::npos);
+  EXPECT_NE(k.source.find("__shared__ float partial[512][8];"), std::string::npos);
+}
+
+TEST(GeneratedKernels, ChunksInOneRowLoadSharedOperandsOnceAndRunsAsPacks) {
+  // RoPE's shape: a table broadcast over heads, a cat of two halves along the innermost
+  // dimension, a per-row scale. Each 8-element chunk lies in one row of 32: the table is read as
+  // one pack, the scale once per chunk, and the cat's half is chosen per chunk, its pack loaded
+  // only by the chunks that take that half.
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, neg: "bf16[1, 4, 16, 16][1024, 256, 16, 1]cuda:0", half: "bf16[1, 4, 16, 16][1024, 256, 16, 1]cuda:0", q: "bf16[1, 4, 16, 32][2048, 512, 32, 1]cuda:0", cos: "bf16[16, 32][32, 1]cuda:0", scale: "bf16[1, 4, 16, 1][64, 16, 1, 1]cuda:0"):
+        cat: "bf16[1, 4, 16, 32][2048, 512, 32, 1]cuda:0" = torch.ops.aten.cat.default([neg, half], -1)
+        mul: "bf16[1, 4, 16, 32][2048, 512, 32, 1]cuda:0" = torch.ops.aten.mul.Tensor(q, cos)
+        mul_1: "bf16[1, 4, 16, 32][2048, 512, 32, 1]cuda:0" = torch.ops.aten.mul.Tensor(cat, cos)
+        add: "bf16[1, 4, 16, 32][2048, 512, 32, 1]cuda:0" = torch.ops.aten.add.Tensor(mul, mul_1)
+        mul_2: "bf16[1, 4, 16, 32][2048, 512, 32, 1]cuda:0" = torch.ops.aten.mul.Tensor(add, scale)
+        return (mul_2,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "pointwise");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const std::string& source = set.kernels[0].source;
+  const std::string vec = source.substr(source.find("_vec("));
+  EXPECT_NE(vec.find("const long long jb_1_32 = static_cast<unsigned>(base) % 32u;"), std::string::npos) << vec;
+  EXPECT_NE(vec.find("*reinterpret_cast<const lathe::Pack<__nv_bfloat16, 8>*>(in3 + jb_32_16 * 32LL + jb_1_32);"),
+            std::string::npos);
+  EXPECT_NE(vec.find("= lathe::ld(in4, jb_512_4 * 16LL + jb_32_16);"), std::string::npos) << vec;
+  EXPECT_NE(vec.find("if ((jb_1_32 < 16LL)) "), std::string::npos);
+  EXPECT_NE(vec.find("if (jb_1_32 < 16LL) {"), std::string::npos);
+  EXPECT_EQ(vec.find("lathe::ld(in3"), std::string::npos);  // no per-element table load left
+  EXPECT_EQ(vec.find("lathe::ld(in0"), std::string::npos);
+  // The packs' pointers join the alignment check; the scalar kernel keeps per-element loads.
+  EXPECT_NE(source.find("lathe::aligned(in3, 8)"), std::string::npos);
+  EXPECT_NE(source.find("lathe::aligned(in0, 8)"), std::string::npos);
+  EXPECT_NE(source.find("lathe::ld(in3, "), std::string::npos);
+}
+
+TEST(GeneratedKernels, ColumnChunksNeedWholeChunksPerRow) {
+  // 30 columns of fp32: no whole 16-byte chunk per thread, so only the column-per-thread kernel.
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, g: "f32[64, 30][30, 1]cuda:0"):
+        sum_1: "f32[30][1]cuda:0" = torch.ops.aten.sum.dim_IntList(g, [0])
+        return (sum_1,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  EXPECT_EQ(set.kernels[0].vectorWidth, 1);
+  EXPECT_EQ(set.kernels[0].source.find("_cols_vec"), std::string::npos) << set.kernels[0].source;
 }
 
 TEST(GeneratedKernels, WideColumnReductionsGetOneStripPerBlockAndFewerWarps) {
@@ -360,8 +419,14 @@ TEST(GeneratedKernels, WideColumnReductionsGetOneStripPerBlockAndFewerWarps) {
   const kernels::KernelSet set = generateOne(*graph, "reduction");
   ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
   const kernels::GeneratedKernel& k = set.kernels[0];
-  EXPECT_EQ(k.config.grid, 512);
-  EXPECT_EQ(k.config.block, 256);
+  // The vector kernel: 8 columns (16 bytes) per thread, strips of 8 threads (64 columns): 256
+  // strips of 16 warps.
+  EXPECT_EQ(k.config.grid, 256);
+  EXPECT_EQ(k.config.block, 512);
+  EXPECT_EQ(k.vectorWidth, 8);
+  EXPECT_NE(k.source.find("lathe::round_bf16(acc[e] / 512.0f)"), std::string::npos);
+  // The fallback for unaligned pointers: 512 strips of 32 columns, 8 warps each.
+  EXPECT_NE(k.source.find("LATHE_LAUNCH(lathe_g0_mean_cols, 512, 256, s, "), std::string::npos) << k.source;
   EXPECT_NE(k.source.find("const long long j = k * 16384LL + row;"), std::string::npos) << k.source;
   EXPECT_NE(k.source.find("threadIdx.x % 32u;"), std::string::npos);
   EXPECT_NE(k.source.find("lathe::ld(in0, j)"), std::string::npos);
@@ -392,8 +457,9 @@ TEST(GeneratedKernels, ColumnKernelsStoreTheElementOutputsThatDoNotReadTheSum) {
   const kernels::KernelSet set = generateOne(*graph, "reduction");
   ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
   const std::string& source = set.kernels[0].source;
-  EXPECT_NE(source.find("_cols<<<32, 1024, 0, s>>>"), std::string::npos) << source;
+  EXPECT_NE(source.find("_cols, 32, 1024, s, "), std::string::npos) << source;
   EXPECT_NE(source.find("out1[j] = "), std::string::npos);
+  EXPECT_NE(source.find("vout1.v[e] = "), std::string::npos);  // the vector kernel's pack of 8
   EXPECT_NE(source.find("out0[row] = "), std::string::npos);
 
   const auto after = parse(withOutput(
@@ -445,7 +511,7 @@ TEST(GeneratedKernels, ShortRowsWithElementOutputsRunAThreadPerRow) {
   EXPECT_NE(k.source.find("for (long long k = 0; k < 2LL; ++k) {"), std::string::npos);
 }
 
-TEST(GeneratedKernels, RouterSoftmaxOverEightExpertsRunsAThreadPerRow) {
+TEST(GeneratedKernels, RouterSoftmaxOverEightExpertsRunsEightLanesPerRow) {
   const auto graph = parse(R"(class GraphModule(torch.nn.Module):
     def forward(self, x: "f32[2048, 8][8, 1]cuda:0"):
         _softmax: "f32[2048, 8][8, 1]cuda:0" = torch.ops.aten._softmax.default(x, 1, False)
@@ -454,10 +520,32 @@ TEST(GeneratedKernels, RouterSoftmaxOverEightExpertsRunsAThreadPerRow) {
   const kernels::KernelSet set = generateOne(*graph, "normalization");
   ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
   const kernels::GeneratedKernel& k = set.kernels[0];
-  EXPECT_EQ(k.config.grid, 8);
+  // A lane per element (16384 lanes: 64 blocks), 8 lanes per row combined by shuffles: a warp
+  // reads and writes 4 whole rows, consecutive in memory.
+  EXPECT_EQ(k.config.grid, 64);
   EXPECT_EQ(k.config.block, 256);
-  EXPECT_NE(k.source.find("lathe::online_add(red_max, red_sum, "), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("const long long row = lane_at / 8, k = lane_at % 8;"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("lathe::online_add(red_max, red_sum, "), std::string::npos);
+  EXPECT_NE(k.source.find("lathe::lane_reduce_online<8>(red_max, red_sum);"), std::string::npos);
   EXPECT_EQ(k.source.find("block_reduce_online"), std::string::npos);
+  EXPECT_EQ(k.source.find("return;"), std::string::npos);  // every lane reaches the shuffles
+}
+
+TEST(GeneratedKernels, ShortRowsRoundUpToAPowerOfTwoLanes) {
+  // Rows of 6: 8 lanes per row, the last two of each row idle but in the shuffles.
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "bf16[100, 6][6, 1]cuda:0"):
+        convert_element_type: "f32[100, 6][6, 1]cuda:0" = torch.ops.prims.convert_element_type.default(x, torch.float32)
+        amax: "f32[100, 1][1, 1]cuda:0" = torch.ops.aten.amax.default(convert_element_type, [-1], True)
+        sub: "f32[100, 6][6, 1]cuda:0" = torch.ops.aten.sub.Tensor(convert_element_type, amax)
+        return (sub,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "reduction");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const kernels::GeneratedKernel& k = set.kernels[0];
+  EXPECT_EQ(k.config.grid, 4);  // 800 lanes
+  EXPECT_NE(k.source.find("const bool active = row < 100LL && k < 6LL;"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("acc = lathe::lane_reduce<8>(acc, lathe::Max());"), std::string::npos);
 }
 
 TEST(GeneratedKernels, ConstantPowersAreMultiplicationsAndSquareRoots) {
@@ -577,8 +665,10 @@ TEST(GeneratedKernels, SoftmaxTakesItsRowStatisticsInOnePass) {
   EXPECT_EQ(k.config.grid, 8);
   EXPECT_EQ(k.config.block, 512);
   EXPECT_NE(k.source.find("lathe::online_add(red_max, red_sum, "), std::string::npos);
-  EXPECT_NE(k.source.find("(expf(v"), std::string::npos);
-  EXPECT_NE(k.source.find(" - red_max) / red_sum)"), std::string::npos);
+  EXPECT_NE(k.source.find("(lathe::fast_exp(v"), std::string::npos);
+  // One division per row, a multiplication per element.
+  EXPECT_NE(k.source.find("const float red_inverse = 1.0f / red_sum;"), std::string::npos);
+  EXPECT_NE(k.source.find(" - red_max) * red_inverse)"), std::string::npos);
   // The input is read once for the statistics and once for the output: no separate max pass.
   size_t loads = 0;
   for (size_t at = k.source.find("lathe::ld(in0"); at != std::string::npos; at = k.source.find("lathe::ld(in0", at + 1))

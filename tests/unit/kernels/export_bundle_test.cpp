@@ -82,6 +82,7 @@ TEST(Fatbin, RefusesOtherDataAndCutContainers) {
 }
 
 struct Exported {
+  std::shared_ptr<const ir::Graph> graph;
   kernels::KernelSet set;
   plan::PlanState state;
 };
@@ -92,6 +93,7 @@ Exported generate(const std::string& sample, const std::string& graphId) {
   const passes::PassContext context{*g.graph, g.inputs, hw, ir::OpRegistry::global(), {}};
   const passes::PassResult split = passes::SplitPass().run(context, plan::PlanState::empty(g.graph->size()), {});
   Exported out;
+  out.graph = g.graph;
   out.state = passes::FusionPass().run(context, split.state, passes::PassOptions()).state;
   out.set = kernels::generateKernels(*g.graph, out.state);
   return out;
@@ -111,7 +113,18 @@ TEST(Manifest, FollowsTheKernelsContract) {
   EXPECT_TRUE(m["symbols"].is_array());
   EXPECT_EQ(m["kernels"].size() + m["not_generated"].size(), e.state.groups.size());
   const std::set<std::string> dtypes{"bfloat16", "float16", "float32", "int64", "bool"};
+  std::set<std::string> producers;
   for (const nlohmann::json& k : m["kernels"]) {
+    // Each input names the op that makes it (the harness draws positive values for exp's outputs).
+    for (const nlohmann::json& t : k["inputs"]) {
+      const ir::NodeId node = e.graph->find(t["name"].get<std::string>());
+      ASSERT_NE(node, ir::kNoNode) << t["name"];
+      const ir::Node& made = e.graph->node(node);
+      const std::string expected = made.kind == ir::NodeKind::CallFunction ? ir::canonicalOpName(e.graph->target(node))
+                                                                           : std::string(ir::nodeKindName(made.kind));
+      EXPECT_EQ(t["producer"], expected) << t["name"];
+      producers.insert(t["producer"].get<std::string>());
+    }
     for (const char* key :
          {"name", "launch", "group", "kind", "source", "inputs", "outputs", "fx", "bytes", "launch_config"}) {
       EXPECT_TRUE(k.contains(key)) << key;
@@ -124,6 +137,9 @@ TEST(Manifest, FollowsTheKernelsContract) {
         EXPECT_EQ(t["sizes"].size(), t["strides"].size());
       }
     }
+  }
+  for (const char* op : {"placeholder", "aten.view.default", "aten.exp.default", "aten.rsqrt.default"}) {
+    EXPECT_TRUE(producers.contains(op)) << op;  // llama: weights, projections, cross-entropy's exp, RMSNorm
   }
   for (const nlohmann::json& n : m["not_generated"]) {
     EXPECT_TRUE(n["group"].is_number_integer());
