@@ -19,10 +19,17 @@ measured in the same run (bytes read + written). `cuobjdump --list-elf` lists ea
 entries, and compute-sanitizer memcheck launches each distinct kernel once more with every tensor
 its own allocation, to catch reads and writes past a tensor.
 
+Floating inputs are drawn from normal(0, 1), or uniform(0.5, 1.5) where the manifest's `producer`
+of an input never gives negative values (exp, softmax, ...: POSITIVE_PRODUCERS) and where normal
+draws make the reference non-finite.
+
 Runs the kernels in a worker process that the main process restarts after a crash or a broken CUDA
 context, so one faulting kernel costs only itself. Writes $OUT/verify_kernels.json (everything),
 $OUT/verify_kernels.txt and .md (the table), and prints the table last. Needs torch (with Triton
 for torch.compile) and, for a rebuild, nvcc.
+
+`--profile NAME[,NAME...]` instead runs only those kernels, once each, for Nsight Compute
+(profile.sh; see run_profile).
 """
 
 import argparse
@@ -71,6 +78,18 @@ PRECISION_ORDER = ("bfloat16", "float16", "float32", "float64")
 # Over the bound, a kernel still passes when its error is at most 1.5x eager's on the same inputs and
 # under this cap (see verify_kernel).
 CONDITIONING_CAP = {"bfloat16": 2e-2, "float16": 5e-3, "float32": 1e-3, "float64": 1e-9}
+# Ops whose result is never negative (the manifest's `producer` of an input): such inputs are drawn
+# from uniform(0.5, 1.5), as the graph feeds them, rather than normal(0, 1). A signed draw of an
+# `exp` output made a softmax normalisation exp / sum(exp) ill-conditioned (a sum near zero).
+POSITIVE_PRODUCERS = {
+    "aten.exp.default",
+    "aten._softmax.default",
+    "aten.softmax.int",
+    "aten.sigmoid.default",
+    "aten.rsqrt.default",
+    "aten.sqrt.default",
+    "aten.abs.default",
+}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -160,12 +179,27 @@ def tensor_bytes(spec, torch):
 
 
 def is_softmax_like(kernel):
+    """softmax / log_softmax (aten._softmax, aten.softmax.int, ...) or its decomposition."""
     text = "\n".join(kernel["fx"])
-    return "_softmax" in text or ("amax" in text and ".exp." in text)
+    return "softmax" in text or ("amax" in text and ".exp." in text)
 
 
 def main_tensor(kernel, torch):
     return max(kernel["inputs"] + kernel["outputs"], key=lambda t: tensor_bytes(t, torch))
+
+
+def positive_inputs(kernel, everywhere):
+    """Per input, whether its floating values are drawn positive: all of them when `everywhere`
+    (normal draws made the reference non-finite), else those whose producer is never negative."""
+    return [everywhere or t.get("producer") in POSITIVE_PRODUCERS for t in kernel["inputs"]]
+
+
+def describe_draw(kernel, everywhere):
+    """The floating inputs' draw in words, for the JSON."""
+    if everywhere:
+        return "uniform(0.5, 1.5) (normal draws make the reference non-finite)"
+    chosen = [f"{t['name']} ({t['producer']})" for t in kernel["inputs"] if t.get("producer") in POSITIVE_PRODUCERS]
+    return "normal(0, 1)" + (f"; uniform(0.5, 1.5) for {', '.join(chosen)}" if chosen else "")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -449,24 +483,25 @@ def verify_kernel(kernel, library, symbols, torch, device, seed):
 
     launch_fn = library.launcher(kernel["launch"])
     errors, eager_errors, checks = [], [], []
-    positive = False
+    everywhere = False
     for shift, poisons in DRAWS:
+        positive = positive_inputs(kernel, everywhere)
         inputs = [
-            draw_input(t, torch, device, bounds.get(i, (1, None)), positive, generator, shift)
+            draw_input(t, torch, device, bounds.get(i, (1, None)), positive[i], generator, shift)
             for i, t in enumerate(kernel["inputs"])
         ]
         with reference_mode(torch, device):
             reference = fn(*[t.double() if t.is_floating_point() else t for t in inputs])
         if not checks and not all(bool(torch.isfinite(r).all()) for r in reference if r.is_floating_point()):
             # e.g. log or sqrt of an input: draw positive values instead
-            positive = True
+            everywhere = True
             inputs = [
-                draw_input(t, torch, device, bounds.get(i, (1, None)), positive, generator, shift)
+                draw_input(t, torch, device, bounds.get(i, (1, None)), True, generator, shift)
                 for i, t in enumerate(kernel["inputs"])
             ]
             with reference_mode(torch, device):
                 reference = fn(*[t.double() if t.is_floating_point() else t for t in inputs])
-        result["input_draw"] = "uniform(0.5, 1.5)" if positive else "normal(0, 1)"
+        result["input_draw"] = describe_draw(kernel, everywhere)
         snapshots = [t.clone() for t in inputs]
         outputs = [GuardedOutput(t, torch, device, shift) for t in kernel["outputs"]]
         launch = Launch(launch_fn, [o.tensor for o in outputs], inputs, symbols["values"], torch)
@@ -617,31 +652,36 @@ def time_calls(torch, calls):
     }
 
 
+def draw_input_sets(kernel, fn, torch, generator, sets):
+    """`sets` sets of inputs on the GPU, drawn by the check's rule: index inputs in range,
+    positive values from never-negative producers, and everywhere when normal draws would make
+    the reference non-finite."""
+    zeros = [draw_input(t, torch, "cuda", (1, None), False, generator) for t in kernel["inputs"]]
+    bounds = index_bounds(fn, zeros, torch)
+
+    def draw(positive):
+        return [
+            draw_input(t, torch, "cuda", bounds.get(i, (1, None)), positive[i], generator)
+            for i, t in enumerate(kernel["inputs"])
+        ]
+
+    probe = draw(positive_inputs(kernel, False))
+    with reference_mode(torch, "cuda"):
+        reference = fn(*[t.double() if t.is_floating_point() else t for t in probe])
+    everywhere = not all(bool(torch.isfinite(r).all()) for r in reference if r.is_floating_point())
+    del probe, reference
+    return [draw(positive_inputs(kernel, everywhere)) for _ in range(sets)]
+
+
 def time_kernel(kernel, library, symbols, torch, seed, copy_bytes_per_s):
     """Times lathe, eager and torch.compile at the captured shapes, rotating input sets."""
     fn = make_function(kernel, torch, dict(zip(symbols["names"], symbols["values"])))
     generator = torch.Generator(device="cuda")
     generator.manual_seed(seed)
-    zeros = [draw_input(t, torch, "cuda", (1, None), False, generator) for t in kernel["inputs"]]
-    bounds = index_bounds(fn, zeros, torch)
     counted = sum(tensor_bytes(t, torch) for t in kernel["inputs"] + kernel["outputs"])
     sets = max(1, min(MAX_SETS, math.ceil(ROTATE_BYTES / max(counted, 1))))
     launch_fn = library.launcher(kernel["launch"])
-    # the same draw rule as the check: positive values where normal ones give a non-finite reference
-    probe = [
-        draw_input(t, torch, "cuda", bounds.get(i, (1, None)), False, generator) for i, t in enumerate(kernel["inputs"])
-    ]
-    with reference_mode(torch, "cuda"):
-        reference = fn(*[t.double() if t.is_floating_point() else t for t in probe])
-    positive = not all(bool(torch.isfinite(r).all()) for r in reference if r.is_floating_point())
-    del probe, reference
-    input_sets = [
-        [
-            draw_input(t, torch, "cuda", bounds.get(i, (1, None)), positive, generator)
-            for i, t in enumerate(kernel["inputs"])
-        ]
-        for _ in range(sets)
-    ]
+    input_sets = draw_input_sets(kernel, fn, torch, generator, sets)
     output_sets = [[GuardedOutput(t, torch, "cuda").tensor for t in kernel["outputs"]] for _ in range(sets)]
     launches = [Launch(launch_fn, outs, ins, symbols["values"], torch) for outs, ins in zip(output_sets, input_sets)]
 
@@ -1068,6 +1108,134 @@ def goals(rows):
     }
 
 
+def find_bundles(roots):
+    """{name: folder} of the bundles given: folders holding a manifest.json, or folders of them."""
+    bundles = {}
+    for root in map(Path, roots):
+        found = [root] if (root / "manifest.json").exists() else sorted(p.parent for p in root.glob("*/manifest.json"))
+        for b in found:
+            bundles[b.name] = b
+    return bundles
+
+
+# ----------------------------------------------------------------------------------------------
+# Profiling: the chosen kernels once each, for Nsight Compute (profile.sh)
+
+
+def select_kernels(manifests, names):
+    """(bundle, kernel index) of each kernel the names pick, in their order and without repeats:
+    a kernel's name (in every bundle that has one of that name), BUNDLE/NAME, or BUNDLE (all its
+    kernels). Raises ValueError listing the names that pick nothing."""
+    selected, unknown = [], []
+    for name in (n.strip() for n in names):
+        if not name:
+            continue
+        bundle, _, kernel = name.rpartition("/") if "/" in name else ("", "", name)
+        if not bundle and kernel in manifests:  # a bundle's name alone
+            bundle, kernel = kernel, ""
+        picked = [
+            (b, i)
+            for b, manifest in manifests.items()
+            if not bundle or b == bundle
+            for i, k in enumerate(manifest["kernels"])
+            if not kernel or k["name"] == kernel
+        ]
+        if not picked:
+            unknown.append(name)
+        selected += [p for p in picked if p not in selected]
+    if unknown or not selected:
+        raise ValueError(
+            f"no kernel named {', '.join(unknown) or 'at all'} in the bundles {', '.join(sorted(manifests))}"
+        )
+    return selected
+
+
+def profile_sequence(manifests, selected, torch):
+    """What --profile launches, in order (ncu_table.py assigns ncu's rows to it): per kernel, its
+    lathe launch (GPU kernels named after `kernel`), then torch.compile's (triton_ kernels)."""
+    sequence = []
+    for b, i in selected:
+        kernel = manifests[b]["kernels"][i]
+        main = main_tensor(kernel, torch)
+        sequence.append(
+            {
+                "id": f"{b}/{kernel['name']}",
+                "bundle": b,
+                "kernel": kernel["name"],
+                "bytes": kernel.get("bytes"),
+                "dtype": main["dtype"],
+                "shape": main["sizes"],
+            }
+        )
+    return sequence
+
+
+def run_profile(args):
+    """Runs each chosen kernel once after a warm-up, lathe's launch and then torch.compile's, each
+    inside an NVTX range and between cudaProfilerStart / Stop, so that
+    `ncu --profile-from-start off` sees those launches only (not the warm-ups, nor Triton's
+    autotuning). Writes $OUT/profile_sequence.json for ncu_table.py."""
+    out = Path(args.out or os.environ.get("OUT") or "verify_out")
+    out.mkdir(parents=True, exist_ok=True)
+    bundles = find_bundles(args.bundles)
+    manifests = {name: load_manifest(b) for name, b in bundles.items()}
+    try:
+        selected = select_kernels(manifests, args.profile.split(","))
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
+    import torch
+
+    sequence = profile_sequence(manifests, selected, torch)
+    (out / "profile_sequence.json").write_text(json.dumps(sequence, indent=1) + "\n")
+    for entry in sequence:
+        print(f"profile {entry['id']} ({entry['dtype']} {'x'.join(map(str, entry['shape']))})", flush=True)
+    if not torch.cuda.is_available():
+        print("--profile needs a CUDA device", file=sys.stderr)
+        return 2
+    libraries = {}
+    status = 0
+    for entry, (name, i) in zip(sequence, selected):
+        kernel = manifests[name]["kernels"][i]
+        if name not in libraries:
+            library = bundles[name] / manifests[name].get("library", "liblathe_kernels.so")
+            if not library_loads(library)[0]:
+                library = rebuild_library(bundles[name], manifests[name], Path(args.work) / name)
+            libraries[name] = Library(library)
+        symbols = symbol_values(manifests[name])
+        fn = make_function(kernel, torch, dict(zip(symbol_names(manifests[name]), symbols)))
+        generator = torch.Generator(device="cuda")
+        generator.manual_seed(5000 + i)
+        inputs = draw_input_sets(kernel, fn, torch, generator, 1)[0]
+        outputs = [GuardedOutput(t, torch, "cuda").tensor for t in kernel["outputs"]]
+        launch = Launch(libraries[name].launcher(kernel["launch"]), outputs, inputs, symbols, torch)
+        code = launch()  # warm-up: loads the module
+        if code != 0:
+            print(f"{entry['id']}: launch returned {code}", file=sys.stderr)
+            status = 1
+            continue
+        sides = [("lathe", launch)]
+        torch._dynamo.reset()
+        compiled = torch.compile(fn, fullgraph=True, dynamic=False)
+        try:
+            compiled(*inputs)  # compiles and autotunes
+            compiled(*inputs)
+            sides.append(("inductor", lambda: compiled(*inputs)))
+        except Exception as e:  # noqa: BLE001 - lathe's side is still worth profiling
+            print(f"{entry['id']}: torch.compile failed: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        for side, call in sides:
+            torch.cuda.nvtx.range_push(f"{side} {entry['id']}")
+            call()
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_pop()
+        torch.cuda.profiler.stop()
+        del inputs, outputs, launch, compiled, sides
+        torch.cuda.empty_cache()
+    return status
+
+
 def run_main(args):
     started = time.time()
     deadline = started + args.budget_s
@@ -1075,12 +1243,7 @@ def run_main(args):
     out.mkdir(parents=True, exist_ok=True)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    bundles = {}
-    for root in args.bundles:
-        root = Path(root)
-        found = [root] if (root / "manifest.json").exists() else sorted(p.parent for p in root.glob("*/manifest.json"))
-        for b in found:
-            bundles[b.name] = b
+    bundles = find_bundles(args.bundles)
     if not bundles:
         print(f"no bundles (DIR/manifest.json) under {args.bundles}", file=sys.stderr)
         return 2
@@ -1284,6 +1447,12 @@ def parse_args():
         default=120,
         help="seconds for compute-sanitizer memcheck of the distinct kernels after the run (0: none)",
     )
+    parser.add_argument(
+        "--profile",
+        metavar="NAME[,NAME...]",
+        help="run only these kernels (NAME, BUNDLE/NAME or BUNDLE) once each, lathe's then torch.compile's, "
+        "for Nsight Compute: see profile.sh (no checks, no timing)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--memcheck", nargs=2, metavar=("BUNDLE", "LIBRARY"), help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -1293,4 +1462,6 @@ if __name__ == "__main__":
     arguments = parse_args()
     if arguments.memcheck:
         sys.exit(memcheck_launches(*arguments.memcheck))
+    if arguments.profile:
+        sys.exit(run_profile(arguments))
     sys.exit(worker(arguments) if arguments.worker else run_main(arguments))
