@@ -798,12 +798,14 @@ class GroupGenerator {
     } else {
       const ir::DType dtype = tensorMeta(node).dtype;
       result = cast(compute(node, index), computeType(dtype));
-      // A view's element is its base's, already of its dtype; anything computed is rounded to it.
-      const Shaping shaping = opOf(graph_, node).shaping;
-      const bool view = shaping == Shaping::Reshape || shaping == Shaping::Expand || shaping == Shaping::Permute ||
-                        shaping == Shaping::Slice || shaping == Shaping::Select;
-      if (!view && dtype == ir::DType::BF16) result.expr = "lathe::round_bf16(" + result.expr + ")";
-      if (!view && dtype == ir::DType::F16) result.expr = "lathe::round_f16(" + result.expr + ")";
+      // Values inside the group stay fp32, as in Inductor's kernels (its default, which does not
+      // emulate eager's rounding after every op): a conversion the program asks for rounds, the
+      // stores round, the rest does not, which spares a conversion per op and per element and
+      // lands nearer the exact result than eager does.
+      const std::string_view name = opOf(graph_, node).name;
+      const bool conversion = name == "convert_element_type" || name == "_to_copy" || name == "to";
+      if (conversion && dtype == ir::DType::BF16) result.expr = "lathe::round_bf16(" + result.expr + ")";
+      if (conversion && dtype == ir::DType::F16) result.expr = "lathe::round_f16(" + result.expr + ")";
     }
     const std::string name = temp();
     line("const " + std::string(cTypeName(result.type)) + " " + name + " = " + result.expr + ";");
@@ -2539,14 +2541,13 @@ __device__ T block_reduce(T v, Op op, T identity) {
 }
 
 // Softmax statistics: adds x to a running maximum m and sum s of exp(value - m). One exp per
-// element: the sum is rescaled only when the maximum moves. A NaN reaches s either way.
+// element and no branch: exp(-|x - m|) is exp(x - m) when x is not above m (added), else
+// exp(m - x) (the old sum rescaled to the new maximum, plus 1). A NaN reaches s either way, and
+// so does a +inf (its own term is exp(inf - inf) in torch), through x - x.
 __device__ __forceinline__ void online_add(float& m, float& s, float x) {
-  if (x > m) {
-    s = s * fast_exp(m - x) + 1.0f;
-    m = x;
-  } else {
-    s += fast_exp(x - m);
-  }
+  const float e = fast_exp(-fabsf(x - m));
+  s = x > m ? fmaf(s, e, 1.0f + (x - x)) : s + e;
+  m = maximum(m, x);
 }
 __device__ __forceinline__ void online_merge(float& m, float& s, float m2, float s2) {
   const float next = maximum(m, m2);

@@ -100,6 +100,21 @@ def manifests():
     }
 
 
+class Signatures(unittest.TestCase):
+    def kernel(self, op, value):
+        spec = {"name": "x", "dtype": "bfloat16", "sizes": [4, 8], "strides": [8, 1]}
+        return {"inputs": [spec], "outputs": [dict(spec, name=value)],
+                "fx": [f"{value} = torch.ops.aten.{op}.int(x, -1)"]}
+
+    def test_renamed_values_match_and_another_op_does_not(self):
+        # A value named like its op ("softmax = ...softmax.int") renames the value only.
+        softmax = verify_kernels.canonical_signature(self.kernel("softmax", "softmax"))
+        renamed = verify_kernels.canonical_signature(self.kernel("softmax", "softmax_3"))
+        log_softmax = verify_kernels.canonical_signature(self.kernel("log_softmax", "log_softmax"))
+        self.assertEqual(softmax, renamed)
+        self.assertNotEqual(softmax, log_softmax)
+
+
 class ProfileSelection(unittest.TestCase):
     def test_names_pick_kernels_in_order_without_repeats(self):
         picked = verify_kernels.select_kernels(

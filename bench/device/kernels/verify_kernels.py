@@ -141,7 +141,8 @@ def canonical_signature(kernel):
     for line in kernel["fx"]:
         names.append(line.split("=", 1)[0].strip())
     renamed = {name: f"v{i}" for i, name in enumerate(names)}
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(renamed, key=len, reverse=True))) + r")\b")
+    # A value name, not an op's part: "softmax" renames the value, not torch.ops.aten.softmax.int.
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, sorted(renamed, key=len, reverse=True))) + r")\b")
     text = "\n".join(pattern.sub(lambda m: renamed[m.group(0)], line) for line in kernel["fx"])
     outputs = [renamed.get(t["name"], t["name"]) for t in kernel["outputs"]]
     specs = [(t["dtype"], t["sizes"], t["strides"]) for t in kernel["inputs"] + kernel["outputs"]]

@@ -179,7 +179,7 @@ TEST(GeneratedKernels, BroadcastOperandsAreIndexedByTheirOwnDimensions) {
   EXPECT_NE(source.find("const long long j_48_4 = (static_cast<unsigned>(j) / 48u);"), std::string::npos);
   EXPECT_NE(source.find("lathe::ld(in1, j_1_8)"), std::string::npos);   // w[8]: the innermost index
   EXPECT_NE(source.find("lathe::ld(in2, j_48_4)"), std::string::npos);  // c[4, 1, 1]: the outer index
-  EXPECT_NE(source.find("lathe::round_bf16("), std::string::npos);      // mul is stored as bf16
+  EXPECT_EQ(source.find("lathe::round_bf16("), std::string::npos);      // mul stays fp32 in the kernel
   ASSERT_EQ(set.kernels[0].inputs.size(), 3u);
   EXPECT_EQ(set.kernels[0].inputs[2].strides, (std::vector<int64_t>{1, 1, 1}));
   EXPECT_EQ(set.kernels[0].outputs.size(), 1u);
@@ -360,6 +360,28 @@ TEST(GeneratedKernels, ColumnReductionReadsEachColumnWithItsStride) {
             std::string::npos);
   EXPECT_NE(k.source.find("acc[e] = lathe::Sum()(acc[e], "), std::string::npos);
   EXPECT_NE(k.source.find("__shared__ float partial[512][8];"), std::string::npos);
+}
+
+TEST(GeneratedKernels, OnlyConversionsRoundInsideAGroup) {
+  // bf16 ops keep fp32 values between them (as Inductor's kernels do); the program's own
+  // conversion to bf16 rounds, and every store rounds through lathe::down.
+  const auto graph = parse(R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[64][1]cuda:0", w: "bf16[64][1]cuda:0"):
+        convert_element_type: "bf16[64][1]cuda:0" = torch.ops.prims.convert_element_type.default(x, torch.bfloat16)
+        mul: "bf16[64][1]cuda:0" = torch.ops.aten.mul.Tensor(convert_element_type, w)
+        add: "bf16[64][1]cuda:0" = torch.ops.aten.add.Tensor(mul, w)
+        return (add,)
+)");
+  const kernels::KernelSet set = generateOne(*graph, "pointwise");
+  ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
+  const std::string& source = set.kernels[0].source;
+  const std::string scalar = source.substr(0, source.find("_vec("));
+  size_t rounds = 0;
+  for (size_t at = scalar.find("lathe::round_bf16("); at != std::string::npos;
+       at = scalar.find("lathe::round_bf16(", at + 1))
+    ++rounds;
+  EXPECT_EQ(rounds, 1u) << scalar;
+  EXPECT_NE(scalar.find("out0[j] = lathe::down<__nv_bfloat16>("), std::string::npos);
 }
 
 TEST(GeneratedKernels, ChunksInOneRowLoadSharedOperandsOnceAndRunsAsPacks) {
