@@ -1455,22 +1455,37 @@ class GroupGenerator {
     size_t widest = 0;
     for (size_t k : directInputs_) widest = std::max<size_t>(widest, ir::dtypeSize(kernel_.inputs[k].dtype));
     for (size_t k : directOutputs_) widest = std::max<size_t>(widest, ir::dtypeSize(kernel_.outputs[k].dtype));
-    const int width = widest == 0 ? 1 : static_cast<int>(16 / widest);
-    kernel_.vectorWidth = width;
+    int width = widest == 0 ? 1 : static_cast<int>(16 / widest);
     // Again with each chunk in one innermost row, where shapes allow: kept when it hoists a load.
-    if (width > 1) {
-      chunk_ = ChunkWalk{.width = width};
+    // A pack wider than 16 bytes (8 int64 of a mask builder's positions) is one thread's strided
+    // run: chunks narrow until every pack is 16 bytes, the width the direct tensors allow or less.
+    auto chunkPass = [&](int chunkWidth) -> std::optional<std::string> {
+      chunk_ = ChunkWalk{.width = chunkWidth};
       vectorMode_ = true;
       std::string chunkBody;
       resetBody(&chunkBody, 4);
       storeOutputs("j", total);
       vectorMode_ = false;
-      if (chunk_->usable && !chunk_->loads.empty()) {
-        vectorBody = std::move(chunkBody);
-      } else {
-        chunk_.reset();
+      if (chunk_->usable && !chunk_->loads.empty()) return chunkBody;
+      chunk_.reset();
+      return std::nullopt;
+    };
+    if (width > 1) {
+      std::optional<std::string> chunkBody = chunkPass(width);
+      size_t widestPack = 0;
+      if (chunk_) {
+        for (size_t k : chunk_->packedInputs)
+          widestPack = std::max<size_t>(widestPack, ir::dtypeSize(kernel_.inputs[k].dtype));
       }
+      if (widestPack * static_cast<size_t>(width) > 16) {
+        const int narrower = static_cast<int>(16 / widestPack);
+        std::optional<std::string> narrowBody = narrower > 1 ? chunkPass(narrower) : std::nullopt;
+        if (narrowBody) width = narrower;
+        chunkBody = std::move(narrowBody);  // else the plain vector body, at the first width
+      }
+      if (chunkBody) vectorBody = std::move(*chunkBody);
     }
+    kernel_.vectorWidth = width;
 
     std::string text;
     text += kKernelDeclaration + std::to_string(kBlock) + ") " + kernel_.name + "(" + params() +
@@ -1905,10 +1920,13 @@ class GroupGenerator {
   std::optional<VectorColumns> columnVectorKernel() {
     const ReductionOp& reduce = rows_.reduce;
     const int64_t rows = rows_.rows, rowSize = rows_.rowSize;
-    size_t widest = 1;
-    for (const TensorSpec& t : kernel_.inputs) widest = std::max<size_t>(widest, ir::dtypeSize(t.dtype));
-    for (const TensorSpec& t : kernel_.outputs) widest = std::max<size_t>(widest, ir::dtypeSize(t.dtype));
-    const int width = static_cast<int>(std::min<size_t>(8, 16 / widest));
+    // 16 bytes of the narrowest tensor (two 16-byte accesses of a 4-byte one beside 2-byte ones): a
+    // strip's row then covers whole 32-byte sectors of every tensor; narrower ones leave half
+    // sectors to other blocks, and DRAM moves the sector twice.
+    size_t narrowest = 8;
+    for (const TensorSpec& t : kernel_.inputs) narrowest = std::min<size_t>(narrowest, ir::dtypeSize(t.dtype));
+    for (const TensorSpec& t : kernel_.outputs) narrowest = std::min<size_t>(narrowest, ir::dtypeSize(t.dtype));
+    const int width = static_cast<int>(std::min<size_t>(8, 16 / narrowest));
     if (width < 2 || rows % width != 0) return std::nullopt;
     constexpr int64_t kSMs = 132;
     int64_t lanes = 2;

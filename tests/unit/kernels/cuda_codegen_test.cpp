@@ -345,21 +345,22 @@ TEST(GeneratedKernels, ColumnReductionReadsEachColumnWithItsStride) {
   EXPECT_NE(k.source.find("partial[group][threadIdx.x % 8u] = acc;"), std::string::npos);
   EXPECT_EQ(k.source.find("atomic"), std::string::npos);
   EXPECT_EQ(k.source.find("block_reduce"), std::string::npos);
-  // Where the pointers allow, each thread takes 4 consecutive columns (16 bytes of the fp32
-  // result; 8 bytes of the bf16 operand per row) in a strip of 2 such threads: still 3 blocks.
-  EXPECT_EQ(k.config.grid, 3);
+  // Where the pointers allow, each thread takes 8 consecutive columns (16 bytes of the bf16
+  // operand, 32 of the fp32 result) in a strip of 2 such threads: 2 blocks, each row of a strip
+  // whole 32-byte sectors.
+  EXPECT_EQ(k.config.grid, 2);
   EXPECT_EQ(k.config.block, 1024);
-  EXPECT_EQ(k.vectorWidth, 4);
+  EXPECT_EQ(k.vectorWidth, 8);
   EXPECT_NE(
-      k.source.find("if (true && lathe::aligned(in0, 4)) {\n    LATHE_LAUNCH(lathe_g0_sum_1_cols_vec, 3, 1024, s, "),
+      k.source.find("if (true && lathe::aligned(in0, 8)) {\n    LATHE_LAUNCH(lathe_g0_sum_1_cols_vec, 2, 1024, s, "),
       std::string::npos);
-  EXPECT_NE(k.source.find("const long long col0 = (static_cast<long long>(blockIdx.x) * 2 + lane) * 4;"),
+  EXPECT_NE(k.source.find("const long long col0 = (static_cast<long long>(blockIdx.x) * 2 + lane) * 8;"),
             std::string::npos);
   EXPECT_NE(k.source.find("const long long base = k * 24LL + col0;"), std::string::npos);
-  EXPECT_NE(k.source.find("vin0 = *reinterpret_cast<const lathe::Pack<__nv_bfloat16, 4>*>(in0 + base);"),
+  EXPECT_NE(k.source.find("vin0 = *reinterpret_cast<const lathe::Pack<__nv_bfloat16, 8>*>(in0 + base);"),
             std::string::npos);
   EXPECT_NE(k.source.find("acc[e] = lathe::Sum()(acc[e], "), std::string::npos);
-  EXPECT_NE(k.source.find("__shared__ float partial[512][8];"), std::string::npos);
+  EXPECT_NE(k.source.find("__shared__ float partial[512][16];"), std::string::npos);
 }
 
 TEST(GeneratedKernels, OnlyConversionsRoundInsideAGroup) {
