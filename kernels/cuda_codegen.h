@@ -13,7 +13,9 @@
 // - pointwise: one element per thread, walked in the first output's memory order; where some
 //   tensor is dense in that order, a second kernel takes 16 bytes of each such tensor per thread
 //   (vector loads and stores) and the scalar one finishes the tail or runs alone when a pointer is
-//   not aligned.
+//   not aligned. Where each chunk lies in one innermost row, operands the chunk shares are loaded
+//   once and broadcast runs (a RoPE table, a mask's positions) as one pack of at most 16 bytes;
+//   a cat or slice_scatter whose boundaries fall between chunks picks its branch per chunk.
 // - reduction / normalization (softmax, log_softmax, layer_norm): one block per row of the
 //   reduction (the kept elements), fp32 accumulation, warp shuffles then shared memory across
 //   warps; softmax statistics in one pass (running maximum and sum); where rows are consecutive
@@ -23,10 +25,13 @@
 //   reduced value through the row's own elements (the reduction over trailing dimensions, with
 //   broadcasts and order-keeping views in between). Where they do not and rows are short, each
 //   element reduces its own row inside a pointwise kernel; else the group is not generated.
-//   Rows of at most 16 elements run a thread per row instead of a block.
+//   Rows of at most 16 consecutive elements run on groups of lanes (a power of two per row,
+//   combined by shuffles), other short rows a thread per row. The pass after the statistics
+//   walks the row from its end (what the first pass read last is likeliest still in L2).
 // - column reduction (over leading dimensions, the trailing ones kept): a block per strip of
 //   consecutive columns, its thread groups over the rows (each warp's loads consecutive), the
-//   groups' results combined in shared memory in a fixed order.
+//   groups' results combined in shared memory in halving steps (a fixed order); where pointers
+//   allow, each thread takes 16 bytes of columns of the narrowest tensor.
 // Anything the generator cannot express makes the group "not generated" with the reason; it never
 // emits a kernel it cannot vouch for. Output is deterministic: the same plan gives the same bytes.
 #pragma once
