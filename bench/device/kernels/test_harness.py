@@ -115,6 +115,20 @@ class Signatures(unittest.TestCase):
         self.assertNotEqual(softmax, log_softmax)
 
 
+class DeviceArguments(unittest.TestCase):
+    def test_a_program_captured_on_another_device_runs_on_the_runs_device(self):
+        # torch.export on the CPU writes device = torch.device(type='cpu') into the FX lines.
+        spec = {"name": "x", "dtype": "float32", "sizes": [4], "strides": [1]}
+        kernel = {"name": "lathe_g1_arange", "launch": "lathe_launch_g1", "inputs": [spec],
+                  "outputs": [dict(spec, name="add")],
+                  "fx": ["arange = torch.ops.aten.arange.default(4, device = torch.device(type='cuda', index=0), "
+                         "pin_memory = False)",
+                         "add = torch.ops.aten.add.Tensor(x, arange)"]}
+        fn = verify_kernels.make_function(kernel, torch, {})
+        (result,) = fn(torch.ones(4))
+        self.assertEqual(result.tolist(), [1.0, 2.0, 3.0, 4.0])
+
+
 class ProfileSelection(unittest.TestCase):
     def test_names_pick_kernels_in_order_without_repeats(self):
         picked = verify_kernels.select_kernels(

@@ -120,9 +120,16 @@ def function_source(kernel):
     return f"def {kernel['launch']}_fx({params}):\n{body}    return ({results},)\n"
 
 
+# A device argument in the FX lines: the capture's device (a .pt2 exported on the CPU names "cpu").
+DEVICE_ARGUMENT = re.compile(r"torch\.device\(type='(?:cpu|cuda)'(?:, index=\d+)?\)")
+
+
 def make_function(kernel, torch, extra_globals):
+    """The FX lines as a function; their device arguments name the device of the run's tensors, so
+    that a program captured on the CPU runs on the GPU (and the reverse)."""
     importlib.import_module("torch._inductor.inductor_prims")  # registers prims.fma and the like
     namespace = {
+        "lathe_run_device": torch.device("cuda" if torch.cuda.is_available() else "cpu"),
         "torch": torch,
         "device": torch.device,
         "inf": math.inf,
@@ -131,7 +138,8 @@ def make_function(kernel, torch, extra_globals):
         "math": math,
         **extra_globals,
     }
-    exec(compile(function_source(kernel), f"<fx {kernel['name']}>", "exec"), namespace)
+    source = DEVICE_ARGUMENT.sub("lathe_run_device", function_source(kernel))
+    exec(compile(source, f"<fx {kernel['name']}>", "exec"), namespace)
     return namespace[f"{kernel['launch']}_fx"]
 
 
