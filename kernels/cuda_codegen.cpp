@@ -1936,10 +1936,31 @@ class GroupGenerator {
         break;
       }
     }
-    const int64_t strips = (rows + lanes * width - 1) / (lanes * width);
-    const int64_t block = strips >= 2 * kSMs ? 256 : strips >= kSMs ? 512 : 1024;
+    int64_t strips = (rows + lanes * width - 1) / (lanes * width);
+    // Few strips (a few thousand columns): the rows are split over blocks too, 256 threads each,
+    // strips of 8 threads (a 128-byte line of a bf16 row), until there are blocks for every SM
+    // twice; the last block of a strip to finish combines the splits' partial sums (module
+    // memory) in split order, so the result does not depend on which finished first.
+    int64_t splits = 1;
+    int64_t block = strips >= 2 * kSMs ? 256 : strips >= kSMs ? 512 : 1024;
+    if (strips < 2 * kSMs) {
+      constexpr int64_t kSplitBlock = 256, kRowsPerGroup = 4;  // at least: a group's loads overlap
+      int64_t splitLanes = 8;
+      while (splitLanes > 2 && splitLanes * width > rows) splitLanes /= 2;
+      const int64_t splitStrips = (rows + splitLanes * width - 1) / (splitLanes * width);
+      const int64_t wanted = (2 * kSMs + splitStrips - 1) / splitStrips;
+      const int64_t most = rowSize / (kSplitBlock / splitLanes * kRowsPerGroup);
+      if (std::min(wanted, most) > 1) {
+        splits = std::min(wanted, most);
+        lanes = splitLanes;
+        strips = splitStrips;
+        block = kSplitBlock;
+      }
+    }
+    const int64_t rowsPerSplit = (rowSize + splits - 1) / splits;
     const std::string w = std::to_string(width), l = std::to_string(lanes);
     const std::string acc(cTypeName(reduce.accumulator));
+    const std::string partials = kernel_.name + "_partials", arrivals = kernel_.name + "_arrivals";
 
     directInputs_.clear();
     directOutputs_.clear();
@@ -1961,13 +1982,25 @@ class GroupGenerator {
          "];");
     line("const unsigned lane = threadIdx.x % " + l + "u, group = threadIdx.x / " + l + "u, groups = blockDim.x / " +
          l + "u;");
-    line("const long long col0 = (static_cast<long long>(blockIdx.x) * " + l + " + lane) * " + w + ";");
+    std::string rowStart = "0LL", rowEnd = std::to_string(rowSize) + "LL";
+    if (splits > 1) {
+      line("const long long strip = blockIdx.x % " + std::to_string(strips) + "u, split = blockIdx.x / " +
+           std::to_string(strips) + "u;");
+      line("const long long col0 = (strip * " + l + " + lane) * " + w + ";");
+      line("const long long row_end = split * " + std::to_string(rowsPerSplit) + "LL + " +
+           std::to_string(rowsPerSplit) + "LL < " + rowEnd + " ? split * " + std::to_string(rowsPerSplit) + "LL + " +
+           std::to_string(rowsPerSplit) + "LL : " + rowEnd + ";");
+      rowStart = "split * " + std::to_string(rowsPerSplit) + "LL";
+      rowEnd = "row_end";
+    } else {
+      line("const long long col0 = (static_cast<long long>(blockIdx.x) * " + l + " + lane) * " + w + ";");
+    }
     line(acc + " acc[" + w + "];");
     line("#pragma unroll");
     line("for (int e = 0; e < " + w + "; ++e) acc[e] = " + reduce.identity + ";");
     line("if (col0 < " + std::to_string(rows) + "LL) {");
     line("  #pragma unroll 2");
-    line("  for (long long k = group; k < " + std::to_string(rowSize) + "LL; k += groups) {");
+    line("  for (long long k = " + rowStart + " + group; k < " + rowEnd + "; k += groups) {");
     line("    const long long base = k * " + std::to_string(rows) + "LL + col0;");
     std::string prologue = walk.prologue;
     for (size_t k : directInputs_) {
@@ -1998,6 +2031,24 @@ class GroupGenerator {
     line("if (group != 0 || col0 >= " + std::to_string(rows) + "LL) return;");
     line("#pragma unroll");
     line("for (int e = 0; e < " + w + "; ++e) acc[e] = partial[0][lane * " + w + " + e];");
+    if (splits > 1) {
+      // The threadFenceReduction pattern, per lane: publish, count, and the last one reads all.
+      const std::string arrival = arrivals + "[strip * " + l + " + lane]";
+      line("#pragma unroll");
+      line("for (int e = 0; e < " + w + "; ++e) " + partials + "[split * " + std::to_string(rows) +
+           "LL + col0 + e] = acc[e];");
+      line("__threadfence();");
+      line("if (atomicAdd(&" + arrival + ", 1u) != " + std::to_string(splits - 1) + "u) return;");
+      line("__threadfence();");
+      line("#pragma unroll");
+      line("for (int e = 0; e < " + w + "; ++e) acc[e] = " + reduce.identity + ";");
+      line("for (long long from = 0; from < " + std::to_string(splits) + "LL; ++from) {");
+      line("  #pragma unroll");
+      line("  for (int e = 0; e < " + w + "; ++e) acc[e] = " + reduce.combine + "()(acc[e], __ldcg(&" + partials +
+           "[from * " + std::to_string(rows) + "LL + col0 + e]));");
+      line("}");
+      line(arrival + " = 0u;  // ready for the next launch");
+    }
     line("#pragma unroll");
     line("for (int e = 0; e < " + w + "; ++e) {");
     indent_ += 2;
@@ -2014,15 +2065,20 @@ class GroupGenerator {
 
     VectorColumns out;
     out.width = width;
-    out.config = {strips, block};
+    out.config = {strips * splits, block};
     const std::string name = kernel_.name + "_cols_vec";
     std::string args = arguments();
     args.resize(args.size() - 2);
     std::string prototype = params();
     prototype.resize(prototype.size() - 2);
     out.text = kKernelDeclaration + std::to_string(block) + ") " + name + "(" + prototype + ") {\n" + body + "}\n\n";
-    out.launch = "  LATHE_LAUNCH(" + name + ", " + std::to_string(strips) + ", " + std::to_string(block) + ", s, " +
-                 args + ");\n";
+    if (splits > 1) {
+      // Module memory: one launch of this kernel at a time per device (see docs/kernels.md).
+      out.text = "__device__ " + acc + " " + partials + "[" + std::to_string(splits * rows) +
+                 "];\n__device__ unsigned " + arrivals + "[" + std::to_string(strips * lanes) + "];\n\n" + out.text;
+    }
+    out.launch = "  LATHE_LAUNCH(" + name + ", " + std::to_string(strips * splits) + ", " + std::to_string(block) +
+                 ", s, " + args + ");\n";
     out.aligned = "true";
     std::set<size_t> packedInputs = walk.packedInputs;
     packedInputs.insert(directInputs_.begin(), directInputs_.end());

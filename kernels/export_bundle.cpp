@@ -58,7 +58,8 @@ manifest's sizes and strides (elements). `symbols` holds the values of the manif
 in order (may be NULL when the list is empty); the kernels were generated for the hints listed in
 `symbol_hints` and return `cudaErrorInvalidValue` (1) for other values. `stream` is a
 `cudaStream_t` (NULL: the default stream). The return value is the `cudaError_t` of the launch,
-0 when it started.
+0 when it started. A column reduction whose source declares `<kernel>_partials` keeps partial sums
+in module memory: launch it on one stream at a time (one stream, or a CUDA graph, is fine).
 )" +
           (driverApi ? R"(
 This library was built with NVRTC: it launches through the CUDA driver API in the calling

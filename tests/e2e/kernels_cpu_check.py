@@ -46,6 +46,11 @@ inline int cudaGetLastError() { return 0; }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline float __expf(float x) { return std::exp(x); }
 #define __shfl_xor_sync(mask, v, offset) lathe_emu::shfl_xor(v, offset)
+// Column kernels whose rows are split over blocks: blocks run one after another, so the last
+// block of a strip is the one that sees every other split's partial sums.
+inline void __threadfence() {}
+template <typename T> T atomicAdd(T* p, T v) { const T old = *p; *p += v; return old; }
+template <typename T> T __ldcg(const T* p) { return *p; }
 inline float __int_as_float(unsigned v) { float f; std::memcpy(&f, &v, 4); return f; }
 struct __nv_bfloat16 { uint16_t bits; };
 inline float __bfloat162float(__nv_bfloat16 x) { uint32_t u = uint32_t(x.bits) << 16; float f; std::memcpy(&f, &u, 4); return f; }

@@ -443,10 +443,19 @@ TEST(GeneratedKernels, WideColumnReductionsGetOneStripPerBlockAndFewerWarps) {
   ASSERT_EQ(set.kernels.size(), 1u) << set.notGenerated.at(0).reason;
   const kernels::GeneratedKernel& k = set.kernels[0];
   // The vector kernel: 8 columns (16 bytes) per thread, strips of 8 threads (64 columns): 256
-  // strips of 16 warps.
-  EXPECT_EQ(k.config.grid, 256);
-  EXPECT_EQ(k.config.block, 512);
+  // strips, fewer than two blocks per SM, so the 512 rows are split in two: 512 blocks of 8
+  // warps. The last block of a strip to finish adds both halves, in split order.
+  EXPECT_EQ(k.config.grid, 512);
+  EXPECT_EQ(k.config.block, 256);
   EXPECT_EQ(k.vectorWidth, 8);
+  EXPECT_NE(k.source.find("__device__ float lathe_g0_mean_partials[32768];"), std::string::npos);
+  EXPECT_NE(k.source.find("__device__ unsigned lathe_g0_mean_arrivals[2048];"), std::string::npos);
+  EXPECT_NE(k.source.find("const long long strip = blockIdx.x % 256u, split = blockIdx.x / 256u;"), std::string::npos);
+  EXPECT_NE(k.source.find("for (long long k = split * 256LL + group; k < row_end; k += groups)"), std::string::npos);
+  EXPECT_NE(k.source.find("if (atomicAdd(&lathe_g0_mean_arrivals[strip * 8 + lane], 1u) != 1u) return;"),
+            std::string::npos);
+  EXPECT_NE(k.source.find("for (long long from = 0; from < 2LL; ++from) {"), std::string::npos);
+  EXPECT_NE(k.source.find("lathe_g0_mean_arrivals[strip * 8 + lane] = 0u;"), std::string::npos);
   EXPECT_NE(k.source.find("lathe::round_bf16(acc[e] / 512.0f)"), std::string::npos);
   // The fallback for unaligned pointers: 512 strips of 32 columns, 8 warps each.
   EXPECT_NE(k.source.find("LATHE_LAUNCH(lathe_g0_mean_cols, 512, 256, s, "), std::string::npos) << k.source;
