@@ -1499,21 +1499,10 @@ class GroupGenerator {
       text += "  const long long chunk = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
       text += "  if (chunk >= chunks) return;\n  const long long base = chunk * " + w + "LL;\n";
       if (chunk_) text += chunk_->prologue;
-      for (size_t k : directInputs_) {
-        const std::string type = "lathe::Pack<" + std::string(storageType(kernel_.inputs[k].dtype)) + ", " + w + ">";
-        text += "  const " + type + " vin" + std::to_string(k) + " = *reinterpret_cast<const " + type + "*>(in" +
-                std::to_string(k) + " + base);\n";
-      }
-      for (size_t k : directOutputs_) {
-        text += "  lathe::Pack<" + std::string(storageType(kernel_.outputs[k].dtype)) + ", " + w + "> vout" +
-                std::to_string(k) + ";\n";
-      }
+      text += packDeclarations(w);
       text += "#pragma unroll\n  for (int e = 0; e < " + w + "; ++e) {\n    const long long j = base + e;\n" +
               vectorBody + "  }\n";
-      for (size_t k : directOutputs_) {
-        text += "  *reinterpret_cast<decltype(vout" + std::to_string(k) + ")*>(out" + std::to_string(k) +
-                " + base) = vout" + std::to_string(k) + ";\n";
-      }
+      text += packStores();
       text += "}\n\n";
     }
 
@@ -1907,6 +1896,35 @@ class GroupGenerator {
     line("__syncthreads();");
   }
 
+  // The packs of a vector loop's tensors that move whole chunks (directInputs_ / directOutputs_):
+  // inputs loaded from `base` before the element loop, outputs declared, then stored after it.
+  std::string packDeclarations(const std::string& width) const {
+    std::string text;
+    for (size_t k : directInputs_) {
+      const std::string type = "lathe::Pack<" + std::string(storageType(kernel_.inputs[k].dtype)) + ", " + width + ">";
+      text += "  const " + type + " vin" + std::to_string(k) + " = *reinterpret_cast<const " + type + "*>(in" +
+              std::to_string(k) + " + base);\n";
+    }
+    for (size_t k : directOutputs_) {
+      text += "  lathe::Pack<" + std::string(storageType(kernel_.outputs[k].dtype)) + ", " + width + "> vout" +
+              std::to_string(k) + ";\n";
+    }
+    return text;
+  }
+  std::string packStores() const {
+    std::string text;
+    for (size_t k : directOutputs_) {
+      const std::string n = std::to_string(k);
+      text += "  *reinterpret_cast<decltype(vout" + n + ")*>(out" + n + " + base) = vout" + n + ";\n";
+    }
+    return text;
+  }
+  // Emits `text` line by line at the current indentation plus `extra` spaces.
+  void lines(const std::string& text, int extra) {
+    std::istringstream in(text);
+    for (std::string one; std::getline(in, one);) line(std::string(static_cast<size_t>(extra), ' ') + one);
+  }
+
   struct VectorColumns {
     std::string text, launch, aligned;
     LaunchConfig config;
@@ -2002,27 +2020,13 @@ class GroupGenerator {
     line("  #pragma unroll 2");
     line("  for (long long k = " + rowStart + " + group; k < " + rowEnd + "; k += groups) {");
     line("    const long long base = k * " + std::to_string(rows) + "LL + col0;");
-    std::string prologue = walk.prologue;
-    for (size_t k : directInputs_) {
-      const std::string type = "lathe::Pack<" + std::string(storageType(kernel_.inputs[k].dtype)) + ", " + w + ">";
-      prologue += "  const " + type + " vin" + std::to_string(k) + " = *reinterpret_cast<const " + type + "*>(in" +
-                  std::to_string(k) + " + base);\n";
-    }
-    for (size_t k : directOutputs_) {
-      prologue += "  lathe::Pack<" + std::string(storageType(kernel_.outputs[k].dtype)) + ", " + w + "> vout" +
-                  std::to_string(k) + ";\n";
-    }
-    std::istringstream lines(prologue);
-    for (std::string text; std::getline(lines, text);) line("  " + text);
+    lines(walk.prologue + packDeclarations(w), 2);
     line("    #pragma unroll");
     line("    for (int e = 0; e < " + w + "; ++e) {");
     line("      const long long j = base + e;");
     body += element;
     line("    }");
-    for (size_t k : directOutputs_) {
-      line("    *reinterpret_cast<decltype(vout" + std::to_string(k) + ")*>(out" + std::to_string(k) +
-           " + base) = vout" + std::to_string(k) + ";");
-    }
+    lines(packStores(), 2);
     line("  }");
     line("}");
     line("#pragma unroll");
@@ -2143,25 +2147,13 @@ class GroupGenerator {
     line(backwards ? "for (long long c = " + rowSize + " / " + width + " - 1 - threadIdx.x; c >= 0; c -= blockDim.x) {"
                    : "for (long long c = threadIdx.x; c < " + rowSize + " / " + width + "; c += blockDim.x) {");
     line("  const long long base = row * " + rowSize + " + c * " + width + ";");
-    for (size_t slot : directInputs_) {
-      const std::string type =
-          "lathe::Pack<" + std::string(storageType(kernel_.inputs[slot].dtype)) + ", " + width + ">";
-      line("  const " + type + " vin" + std::to_string(slot) + " = *reinterpret_cast<const " + type + "*>(in" +
-           std::to_string(slot) + " + base);");
-    }
-    for (size_t slot : directOutputs_) {
-      line("  lathe::Pack<" + std::string(storageType(kernel_.outputs[slot].dtype)) + ", " + width + "> vout" +
-           std::to_string(slot) + ";");
-    }
+    lines(packDeclarations(width), 0);
     line("#pragma unroll");
     line("  for (int e = 0; e < " + width + "; ++e) {");
     line("    const long long j = base + e;");
     *body_ += inner;
     line("  }");
-    for (size_t slot : directOutputs_) {
-      const std::string k = std::to_string(slot);
-      line("  *reinterpret_cast<decltype(vout" + k + ")*>(out" + k + " + base) = vout" + k + ";");
-    }
+    lines(packStores(), 0);
     line("}");
     rowDirectInputs_.insert(directInputs_.begin(), directInputs_.end());
     rowDirectOutputs_.insert(directOutputs_.begin(), directOutputs_.end());

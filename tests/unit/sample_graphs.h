@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analysis/graph_inputs.h"
 #include "io/artifact.h"
@@ -31,10 +33,22 @@ inline SampleGraph loadSampleGraph(const std::string& sample, const std::string&
   out.graph = listing->graph;
   for (const io::GraphListing& g : graphs) {
     if (g.kind == "dynamo_output_graph" && g.graph.get() == io::dynamoGraphOf(graphs, *listing)) out.dynamo = g.graph;
-    if (g.kind == "aot_forward_graph" && g.compileId == listing->compileId && g.rank == listing->rank) out.forward = g.graph;
+    if (g.kind == "aot_forward_graph" && g.compileId == listing->compileId && g.rank == listing->rank)
+      out.forward = g.graph;
   }
   out.inputs = analysis::inferGraphInputs(*out.graph, out.dynamo.get());
   return out;
 }
+
+// The graphs the kernel tests generate, compile and export: each training capture's joint graph
+// and each inference capture's graph.
+inline const std::vector<std::pair<std::string, std::string>> kKernelSampleGraphs = {
+    {"captures/llama3_8b_2l_train.log.gz", "0/0:aot_joint_graph"},
+    {"captures/mixtral_2l_train.log.gz", "0/0:aot_joint_graph"},
+    {"captures/gpt2_train.log.gz", "1/0_1:aot_joint_graph"},
+    {"captures/llama3_8b_2l_infer.log.gz", "0/0:aot_inference_graph"},
+    {"captures/mixtral_2l_infer.log.gz", "0/0:aot_inference_graph"},
+    {"captures/gpt2_infer.log.gz", "0/0:aot_inference_graph"},
+};
 
 }  // namespace lathe::testing

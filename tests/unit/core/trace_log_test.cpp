@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "io/trace_record.h"
+#include "temp_dir.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
 
@@ -173,25 +174,7 @@ std::string record(const std::string& json) {
   return kHeaderPrefix + json + "\n";
 }
 
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("lathe_trace_test_" + std::to_string(getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  [[nodiscard]] fs::path write(const std::string& name, std::string_view bytes) const {
-    const fs::path p = path_ / name;
-    std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    return p;
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using lathe::testing::TempDir;
 
 }  // namespace
 
@@ -755,5 +738,5 @@ TEST(TraceLogRecords, HundredMegabyteLinesAreCutAndMemoryStaysBounded) {
     if (!ok) fprintf(stderr, "events %zu peak %ld MiB\n", log.events.size(), peakMb);
     std::exit(ok ? 0 : 1);
   };
-  EXPECT_EXIT(scenario(), testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(scenario(), ::testing::ExitedWithCode(0), "");
 }

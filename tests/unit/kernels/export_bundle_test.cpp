@@ -18,6 +18,7 @@
 #include "passes/split.h"
 #include "plan/plan_bundle.h"
 #include "sample_graphs.h"
+#include "temp_dir.h"
 #include "util/diagnostics.h"
 
 using namespace lathe;
@@ -165,21 +166,7 @@ TEST(PlanReference, KernelsReferenceRoundTripsAndIsReadStrictly) {
   EXPECT_THROW((void)plan::planFromJson(j.dump(), "plan.json"), Error);
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "lathe-kernels-test-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using lathe::testing::TempDir;
 
 TEST(Export, RefusesToReplaceADirectoryThatIsNotABundle) {
   const TempDir temp;
@@ -228,12 +215,6 @@ TEST_P(CompileSamples, EveryKernelCompilesForSm90aAndSm120) {
   EXPECT_FALSE(fs::exists(request.output / "build"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Captures, CompileSamples,
-                         ::testing::Values(std::pair{"captures/llama3_8b_2l_train.log.gz", "0/0:aot_joint_graph"},
-                                           std::pair{"captures/mixtral_2l_train.log.gz", "0/0:aot_joint_graph"},
-                                           std::pair{"captures/gpt2_train.log.gz", "1/0_1:aot_joint_graph"},
-                                           std::pair{"captures/llama3_8b_2l_infer.log.gz", "0/0:aot_inference_graph"},
-                                           std::pair{"captures/mixtral_2l_infer.log.gz", "0/0:aot_inference_graph"},
-                                           std::pair{"captures/gpt2_infer.log.gz", "0/0:aot_inference_graph"}));
+INSTANTIATE_TEST_SUITE_P(Captures, CompileSamples, ::testing::ValuesIn(lathe::testing::kKernelSampleGraphs));
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "passes/fusion.h"
 #include "passes/split.h"
 #include "sample_graphs.h"
+#include "temp_dir.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
 
@@ -56,23 +57,7 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "lathe-nvrtc-test-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using lathe::testing::TempDir;
 
 // The folder of the nvidia-cuda-nvrtc wheel in the source tree's .venv, where it is installed.
 std::optional<fs::path> venvNvrtcDir() {
@@ -349,12 +334,6 @@ TEST_P(NvrtcSamples, EveryKernelCompilesForSm90aAndSm120) {
   EXPECT_NE(readme.find("built with NVRTC"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(Captures, NvrtcSamples,
-                         ::testing::Values(std::pair{"captures/llama3_8b_2l_train.log.gz", "0/0:aot_joint_graph"},
-                                           std::pair{"captures/mixtral_2l_train.log.gz", "0/0:aot_joint_graph"},
-                                           std::pair{"captures/gpt2_train.log.gz", "1/0_1:aot_joint_graph"},
-                                           std::pair{"captures/llama3_8b_2l_infer.log.gz", "0/0:aot_inference_graph"},
-                                           std::pair{"captures/mixtral_2l_infer.log.gz", "0/0:aot_inference_graph"},
-                                           std::pair{"captures/gpt2_infer.log.gz", "0/0:aot_inference_graph"}));
+INSTANTIATE_TEST_SUITE_P(Captures, NvrtcSamples, ::testing::ValuesIn(lathe::testing::kKernelSampleGraphs));
 
 }  // namespace
