@@ -1119,10 +1119,6 @@ starts in the previous step&apos;s tail</translation>
         <translation>Execution</translation>
     </message>
     <message>
-        <source>Live memory (GiB)</source>
-        <translation>Live memory (GiB)</translation>
-    </message>
-    <message>
         <source>baseline: %1 (peak %2)</source>
         <translation>baseline: %1 (peak %2)</translation>
     </message>
@@ -1161,6 +1157,10 @@ starts in the previous step&apos;s tail</translation>
     <message>
         <source>peak %1 at %2</source>
         <translation>peak %1 at %2</translation>
+    </message>
+    <message>
+        <source>Live memory (%1)</source>
+        <translation>Live memory (%1)</translation>
     </message>
 </context>
 <context>
@@ -1403,10 +1403,6 @@ starts in the previous step&apos;s tail</translation>
 <context>
     <name>lathe::views::ParetoView</name>
     <message>
-        <source>Peak memory of the step (GiB)</source>
-        <translation>Peak memory of the step (GiB)</translation>
-    </message>
-    <message>
         <source>Recompute time (ms)</source>
         <translation>Recompute time (ms)</translation>
     </message>
@@ -1447,6 +1443,10 @@ starts in the previous step&apos;s tail</translation>
             <numerusform>Recompute frontier on %1
 %n points, peaks %2 to %3</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Peak memory of the step (%1)</source>
+        <translation>Peak memory of the step (%1)</translation>
     </message>
 </context>
 <context>

@@ -1082,10 +1082,6 @@ starts in the previous step&apos;s tail</source>
         <translation>执行顺序</translation>
     </message>
     <message>
-        <source>Live memory (GiB)</source>
-        <translation>存活内存（GiB）</translation>
-    </message>
-    <message>
         <source>← forward</source>
         <translation>← 前向</translation>
     </message>
@@ -1148,6 +1144,10 @@ starts in the previous step&apos;s tail</source>
     <message>
         <source>peak %1 at %2</source>
         <translation>峰值 %1，位于 %2</translation>
+    </message>
+    <message>
+        <source>Live memory (%1)</source>
+        <translation>存活内存（%1）</translation>
     </message>
 </context>
 <context>
@@ -1389,10 +1389,6 @@ starts in the previous step&apos;s tail</source>
 <context>
     <name>lathe::views::ParetoView</name>
     <message>
-        <source>Peak memory of the step (GiB)</source>
-        <translation>单步峰值内存（GiB）</translation>
-    </message>
-    <message>
         <source>Recompute time (ms)</source>
         <translation>重计算时间（毫秒）</translation>
     </message>
@@ -1431,6 +1427,10 @@ starts in the previous step&apos;s tail</source>
             <numerusform>%1 上的重计算前沿
 %n 个点，峰值 %2 到 %3</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Peak memory of the step (%1)</source>
+        <translation>单步峰值内存（%1）</translation>
     </message>
 </context>
 <context>

@@ -28,6 +28,13 @@ QString scaled(double value, double step, const std::array<const char*, 6>& unit
 
 }  // namespace
 
+ByteUnit byteAxisUnit(double largestBytes) {
+  constexpr double kKiB = 1024.0, kMiB = kKiB * 1024.0, kGiB = kMiB * 1024.0;
+  if (largestBytes >= kGiB) return {kGiB, QStringLiteral("GiB")};
+  if (largestBytes >= kMiB) return {kMiB, QStringLiteral("MiB")};
+  return {kKiB, QStringLiteral("KiB")};
+}
+
 QString formatBytes(uint64_t bytes) {
   return scaled(static_cast<double>(bytes), 1024.0, {"B", "KiB", "MiB", "GiB", "TiB", "PiB"});
 }
@@ -105,7 +112,8 @@ constexpr std::array<const char*, analysis::kMemoryCategoryCount> kMemoryCategor
 
 QString opCategoryLabel(ir::OpCategory category) {
   const auto i = static_cast<size_t>(category);
-  return QCoreApplication::translate("lathe::views::OpCategory", kOpCategoryLabels[i < kOpCategoryLabels.size() ? i : 0]);
+  return QCoreApplication::translate("lathe::views::OpCategory",
+                                     kOpCategoryLabels[i < kOpCategoryLabels.size() ? i : 0]);
 }
 
 QString memoryCategoryLabel(analysis::MemoryCategory category) {

@@ -14,6 +14,13 @@ namespace lathe::views {
 [[nodiscard]] QString toQString(std::string_view text);
 // 1536 -> "1.5 KiB"
 [[nodiscard]] QString formatBytes(uint64_t bytes);
+// The unit a memory axis reads best in when its values reach `largestBytes`: GiB from 1 GiB, MiB
+// from 1 MiB, else KiB (a tiny graph's timeline would otherwise read 0.008 GiB).
+struct ByteUnit {
+  double bytes = 1;  // bytes per unit
+  QString name;      // "MiB"
+};
+[[nodiscard]] ByteUnit byteAxisUnit(double largestBytes);
 // "12.3 s", "45.0 ms", "3.20 µs"
 [[nodiscard]] QString formatSeconds(double seconds);
 // 2.5e12 -> "2.50 TFLOP"

@@ -22,8 +22,6 @@ namespace lathe::views {
 
 namespace {
 
-constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
-
 // One colour per category, in analysis::MemoryCategory order.
 const std::array<QColor, analysis::kMemoryCategoryCount> kCategoryColors{
     QColor(0x4e, 0x79, 0xa7), QColor(0x9c, 0x75, 0x5f), QColor(0xf2, 0x8e, 0x2b), QColor(0xe1, 0x57, 0x59),
@@ -104,7 +102,6 @@ MemoryTimelineView::MemoryTimelineView(PlanSession* session, QWidget* parent)
     emit snapshotLoaded(ok, error);
   });
   plot_->xAxis->setLabel(tr("Execution"));
-  plot_->yAxis->setLabel(tr("Live memory (GiB)"));
   plot_->legend->setVisible(true);
   // One row above the plot: inside it, the legend would hide the forward's peaks and the peak label.
   plot_->axisRect()->insetLayout()->take(plot_->legend);
@@ -130,7 +127,7 @@ void MemoryTimelineView::pinBaseline() {
   const passes::PlannedStep* planned = session_->currentPlanned();
   if (!planned || planned->timeline.total.empty()) return;
   baseline_.clear();
-  for (uint64_t bytes : planned->timeline.total) baseline_.push_back(static_cast<double>(bytes) / kBytesPerGiB);
+  for (uint64_t bytes : planned->timeline.total) baseline_.push_back(static_cast<double>(bytes));
   const auto& run = session_->planRun();
   baselineLabel_ = tr("baseline: %1 (peak %2)")
                        .arg(run->budget ? tr("budget %1").arg(formatBytes(run->budget->budgetBytes)) : run->pipeline,
@@ -144,7 +141,7 @@ void MemoryTimelineView::clearBaseline() {
 }
 
 double MemoryTimelineView::baselinePeakBytes() const {
-  return baseline_.isEmpty() ? 0 : *std::max_element(baseline_.begin(), baseline_.end()) * kBytesPerGiB;
+  return baseline_.isEmpty() ? 0 : *std::max_element(baseline_.begin(), baseline_.end());
 }
 
 void MemoryTimelineView::loadSnapshot(const QString& path) {
@@ -182,6 +179,12 @@ void MemoryTimelineView::showCurrentStep() {
   }
   const analysis::MemoryTimeline& timeline = planned->timeline;
   const int steps = static_cast<int>(timeline.live.size());
+  // One unit for every curve on the axis, from the largest of them.
+  const auto& run = session_->planRun();
+  unit_ = byteAxisUnit(std::max({static_cast<double>(timeline.peakBytes), baselinePeakBytes(),
+                                 snapshot_.bytes.isEmpty() ? 0.0 : static_cast<double>(snapshot_.peakBytes),
+                                 run->budget ? static_cast<double>(run->budget->budgetBytes) : 0.0}));
+  plot_->yAxis->setLabel(tr("Live memory (%1)").arg(unit_.name));
   QVector<double> x(steps);
   for (int i = 0; i < steps; ++i) x[i] = i;
   std::vector<double> cumulative(static_cast<size_t>(steps), 0.0);
@@ -193,7 +196,7 @@ void MemoryTimelineView::showCurrentStep() {
     QVector<double> y(steps);
     for (int i = 0; i < steps; ++i) {
       cumulative[static_cast<size_t>(i)] += static_cast<double>(timeline.live[static_cast<size_t>(i)][category]);
-      y[i] = cumulative[static_cast<size_t>(i)] / kBytesPerGiB;
+      y[i] = cumulative[static_cast<size_t>(i)] / unit_.bytes;
     }
     QCPGraph* graph = plot_->addGraph();
     graph->setName(memoryCategoryLabel(static_cast<analysis::MemoryCategory>(category)));
@@ -209,8 +212,7 @@ void MemoryTimelineView::showCurrentStep() {
     below = graph;
   }
 
-  const double peakGiB = static_cast<double>(timeline.peakBytes) / kBytesPerGiB;
-  double highest = peakGiB;
+  double highest = static_cast<double>(timeline.peakBytes) / unit_.bytes;
   int xEnd = steps;
 
   if (!baseline_.isEmpty()) {
@@ -218,10 +220,13 @@ void MemoryTimelineView::showCurrentStep() {
     outline->setName(baselineLabel_);
     outline->setPen(QPen(kBaselineColor, 1.6, Qt::SolidLine));
     outline->setLineStyle(QCPGraph::lsStepLeft);
-    QVector<double> bx(baseline_.size());
-    for (int i = 0; i < baseline_.size(); ++i) bx[i] = i;
-    outline->setData(bx, baseline_, true);
-    highest = std::max(highest, baselinePeakBytes() / kBytesPerGiB);
+    QVector<double> bx(baseline_.size()), by(baseline_.size());
+    for (int i = 0; i < baseline_.size(); ++i) {
+      bx[i] = i;
+      by[i] = baseline_[i] / unit_.bytes;
+    }
+    outline->setData(bx, by, true);
+    highest = std::max(highest, baselinePeakBytes() / unit_.bytes);
     xEnd = std::max(xEnd, static_cast<int>(baseline_.size()));
   }
 
@@ -234,10 +239,10 @@ void MemoryTimelineView::showCurrentStep() {
     QVector<double> sx(snapshot_.position.size()), sy(snapshot_.bytes.size());
     for (int i = 0; i < sx.size(); ++i) {
       sx[i] = snapshot_.position[i] * span;
-      sy[i] = snapshot_.bytes[i] / kBytesPerGiB;
+      sy[i] = snapshot_.bytes[i] / unit_.bytes;
     }
     measured->setData(sx, sy, true);
-    highest = std::max(highest, static_cast<double>(snapshot_.peakBytes) / kBytesPerGiB);
+    highest = std::max(highest, static_cast<double>(snapshot_.peakBytes) / unit_.bytes);
     plot_->setToolTip(tr("Snapshot %1 (device %2): its %3 trace events are spread evenly over this plan's %4 "
                          "executions (event i at execution i × %5 / %6), so the two curves share the axis but not "
                          "a clock. Measured peak %7.")
@@ -250,20 +255,19 @@ void MemoryTimelineView::showCurrentStep() {
                           .arg(formatBytes(snapshot_.peakBytes)));
   }
 
-  const auto& run = session_->planRun();
   if (run->budget) {
     budgetBytes_ = static_cast<double>(run->budget->budgetBytes);
-    const double budgetGiB = budgetBytes_ / kBytesPerGiB;
-    highest = std::max(highest, budgetGiB);
+    const double budgetInUnits = budgetBytes_ / unit_.bytes;
+    highest = std::max(highest, budgetInUnits);
     auto* budgetLine = new QCPItemStraightLine(plot_);
     budgetLine->setPen(QPen(kBudgetColor, 1.5, Qt::DashDotLine));
-    budgetLine->point1->setCoords(0, budgetGiB);
-    budgetLine->point2->setCoords(1, budgetGiB);
+    budgetLine->point1->setCoords(0, budgetInUnits);
+    budgetLine->point2->setCoords(1, budgetInUnits);
     auto* budgetLabel = new QCPItemText(plot_);
     budgetLabel->setText(run->budgetMet() ? tr("budget %1").arg(formatBytes(run->budget->budgetBytes))
                                           : tr("budget %1 cannot be met").arg(formatBytes(run->budget->budgetBytes)));
     budgetLabel->setColor(kBudgetColor);
-    budgetLabel->position->setCoords(xEnd - 1, budgetGiB);
+    budgetLabel->position->setCoords(xEnd - 1, budgetInUnits);
     budgetLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignRight);
     budgetLabel->setPadding(QMargins(4, 2, 4, 2));
   }
@@ -321,7 +325,7 @@ double MemoryTimelineView::plottedPeakBytes() const {
   if (!top) return 0;
   bool found = false;
   const QCPRange range = top->getValueRange(found);
-  return found ? range.upper * kBytesPerGiB : 0;
+  return found ? range.upper * unit_.bytes : 0;
 }
 
 void MemoryTimelineView::onPlotClicked(QMouseEvent* event) {

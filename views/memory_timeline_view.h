@@ -10,6 +10,7 @@
 #include <QWidget>
 
 #include "ir/graph.h"
+#include "views/formatting.h"
 
 class QCustomPlot;
 class QMouseEvent;
@@ -73,7 +74,8 @@ class MemoryTimelineView : public QWidget {
   QPushButton* clearPinButton_;
   QPushButton* snapshotButton_;
   QPushButton* clearSnapshotButton_;
-  QVector<double> baseline_;  // GiB per execution of the pinned step
+  QVector<double> baseline_;  // bytes per execution of the pinned step
+  ByteUnit unit_;             // of the y axis, chosen at each redraw
   QString baselineLabel_;
   double budgetBytes_ = 0;
   SnapshotCurve snapshot_;

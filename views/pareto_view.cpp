@@ -13,7 +13,6 @@ namespace lathe::views {
 
 namespace {
 
-constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMs = 1e3;
 // Clicks farther than this from every point pick none.
 constexpr double kPickRadiusPixels = 14;
@@ -28,7 +27,6 @@ ParetoView::ParetoView(PlanSession* session, QWidget* parent)
   layout->addWidget(plot_);
   plot_->plotLayout()->insertRow(0);
   plot_->plotLayout()->addElement(0, 0, title_);
-  plot_->xAxis->setLabel(tr("Peak memory of the step (GiB)"));
   plot_->yAxis->setLabel(tr("Recompute time (ms)"));
   // One row under the title: inside the axes the legend would hide frontier points or the plan's.
   plot_->axisRect()->insetLayout()->take(plot_->legend);
@@ -74,8 +72,10 @@ void ParetoView::showFrontier() {
   points->setPen(QPen(QColor(0x4e, 0x79, 0xa7), 1.2));
   points->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QColor(0x4e, 0x79, 0xa7), Qt::white, 6));
   QVector<double> x, y;
+  unit_ = byteAxisUnit(static_cast<double>(frontier->noRecomputePeak()));
+  plot_->xAxis->setLabel(tr("Peak memory of the step (%1)").arg(unit_.name));
   for (const passes::FrontierPoint& p : frontier->points) {
-    x.push_back(static_cast<double>(p.peakBytes) / kBytesPerGiB);
+    x.push_back(static_cast<double>(p.peakBytes) / unit_.bytes);
     y.push_back(p.recomputeSeconds * kMs);
   }
   points->setData(x, y, true);
@@ -92,7 +92,7 @@ void ParetoView::showFrontier() {
       current->setLineStyle(QCPGraph::lsNone);
       current->setScatterStyle(
           QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(QColor(0xc0, 0x20, 0x20), 2), QColor(0xe1, 0x57, 0x59), 13));
-      current->setData({peak / kBytesPerGiB}, {seconds * kMs});
+      current->setData({peak / unit_.bytes}, {seconds * kMs});
       marked_ = true;
       markedPeak_ = static_cast<uint64_t>(peak);
       markedSeconds_ = seconds;
@@ -117,7 +117,7 @@ int ParetoView::pointCount() const {
 
 QPointF ParetoView::pixelOfPoint(int index) const {
   const passes::FrontierPoint& p = session_->frontier()->points.at(static_cast<size_t>(index));
-  return {plot_->xAxis->coordToPixel(static_cast<double>(p.peakBytes) / kBytesPerGiB),
+  return {plot_->xAxis->coordToPixel(static_cast<double>(p.peakBytes) / unit_.bytes),
           plot_->yAxis->coordToPixel(p.recomputeSeconds * kMs)};
 }
 

@@ -6,6 +6,8 @@
 #include <QWidget>
 #include <cstdint>
 
+#include "views/formatting.h"
+
 class QCustomPlot;
 class QCPTextElement;
 class QMouseEvent;
@@ -41,6 +43,7 @@ class ParetoView : public QWidget {
   bool marked_ = false;
   uint64_t markedPeak_ = 0;
   double markedSeconds_ = 0;
+  ByteUnit unit_;  // of the x axis, chosen at each redraw
 };
 
 }  // namespace lathe::views

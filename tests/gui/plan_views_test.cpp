@@ -118,6 +118,11 @@ void PlanViewsTest::jointGraphStepsThroughThePipeline() {
   QCOMPARE(static_cast<uint64_t>(std::llround(timeline->plottedPeakBytes())), planned.timeline.peakBytes);
   QCOMPARE(planned.timeline.peakBytes,
            plannedPeak(path, run->graphId.toStdString(), "split,fusion,recompute(policy=torch)"));
+  // The axis reads in the unit of its largest value, so its top is a number between 1 and 1024 of
+  // them (this graph peaks at a few MiB: not 0.008 GiB).
+  const double axisTop = timeline->plot()->yAxis->range().upper;
+  QVERIFY2(axisTop >= 1 && axisTop < 1024, qPrintable(QString::number(axisTop)));
+  QCOMPARE(timeline->plot()->yAxis->label(), QStringLiteral("Live memory (MiB)"));
 
   // Clicking an execution selects its node everywhere.
   auto* inspector = window.findChild<lathe::views::NodeInspector*>();
