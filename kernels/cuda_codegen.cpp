@@ -539,6 +539,20 @@ class GroupGenerator {
   }
   std::string temp() { return "v" + std::to_string(temps_++); }
 
+  // The index along a dimension of `size` elements, `stride` apart, of the row-major element number
+  // `linear` of a shape of `total` elements. Below 2^31 elements the division and remainder by
+  // constants run in 32 bits: a few instructions instead of a 64-bit sequence, per element of a
+  // memory-bound kernel.
+  static std::string dimensionOf(const std::string& linear, int64_t stride, int64_t size, int64_t total) {
+    if (stride == 1 && size == total) return linear;
+    const bool narrow = total <= INT32_MAX;
+    const std::string suffix = narrow ? "u" : "LL";
+    std::string expr = narrow ? "static_cast<unsigned>(" + linear + ")" : linear;
+    if (stride != 1) expr = "(" + expr + " / " + std::to_string(stride) + suffix + ")";
+    if (stride * size != total) expr += " % " + std::to_string(size) + suffix;
+    return expr;
+  }
+
   // Splits a row-major element number over a shape.
   Index split(const std::string& linear, const Shape& sizes) {
     if (chunk_ && linear == "j") return splitChunk(sizes);
@@ -549,15 +563,7 @@ class GroupGenerator {
       if (sizes[d] != 1) {
         const std::string name = linear + "_" + std::to_string(stride) + "_" + std::to_string(sizes[d]);
         if (!memo_.contains(name)) {
-          // Below 2^31 elements the division and remainder by constants run in 32 bits: a few
-          // instructions instead of a 64-bit sequence, per element of a memory-bound kernel.
-          const bool narrow = total <= INT32_MAX;
-          const std::string suffix = narrow ? "u" : "LL";
-          std::string expr = narrow ? "static_cast<unsigned>(" + linear + ")" : linear;
-          if (stride != 1) expr = "(" + expr + " / " + std::to_string(stride) + suffix + ")";
-          if (stride * sizes[d] != total) expr += " % " + std::to_string(sizes[d]) + suffix;
-          if (stride == 1 && stride * sizes[d] == total) expr = linear;
-          line("const long long " + name + " = " + expr + ";");
+          line("const long long " + name + " = " + dimensionOf(linear, stride, sizes[d], total) + ";");
           memo_.emplace(name, Val{name, CType::Int});
         }
         out.dims[d] = name;
@@ -574,20 +580,13 @@ class GroupGenerator {
   Index splitChunk(const Shape& sizes) {
     Index out{std::vector<std::string>(sizes.size(), "0"), "j"};
     const int64_t total = product(sizes);
-    const bool narrow = total <= INT32_MAX;
-    const std::string suffix = narrow ? "u" : "LL";
-    const std::string base = narrow ? "static_cast<unsigned>(base)" : "base";
     int64_t stride = 1;
     bool innermost = true;
     for (size_t d = sizes.size(); d-- > 0;) {
       if (sizes[d] == 1) continue;
       const std::string name = "jb_" + std::to_string(stride) + "_" + std::to_string(sizes[d]);
       if (!chunk_->names.contains(name)) {
-        std::string expr = base;
-        if (stride != 1) expr = "(" + expr + " / " + std::to_string(stride) + suffix + ")";
-        if (stride * sizes[d] != total) expr += " % " + std::to_string(sizes[d]) + suffix;
-        if (stride == 1 && stride * sizes[d] == total) expr = "base";
-        chunk_->prologue += "  const long long " + name + " = " + expr + ";\n";
+        chunk_->prologue += "  const long long " + name + " = " + dimensionOf("base", stride, sizes[d], total) + ";\n";
         chunk_->names.insert(name);
       }
       if (innermost) {
@@ -1715,6 +1714,8 @@ class GroupGenerator {
   // leave most of its threads idle. Where only row-sized values leave a group whose rows are not
   // consecutive, as a pointwise kernel over them.
   static constexpr int64_t kShortRowLimit = 16;
+  // Multiprocessors of an H100 / H200, which grids of column kernels are sized to fill.
+  static constexpr int64_t kSMs = 132;
   // pow with an integer exponent up to this size is written as multiplications.
   static constexpr double kUnrolledPowerLimit = 8;
 
@@ -1809,7 +1810,6 @@ class GroupGenerator {
     const int64_t rows = rows_.rows, rowSize = rows_.rowSize;
     // Strips of 32 columns where that gives a block to every SM of an H100 / H200 (132), else
     // narrower ones (8 columns: still a whole 32-byte sector of fp32) for more blocks.
-    constexpr int64_t kSMs = 132;
     int64_t width = 8;
     for (int64_t candidate : {32, 16}) {
       if ((rows + candidate - 1) / candidate >= kSMs) {
@@ -1818,8 +1818,7 @@ class GroupGenerator {
       }
     }
     const int64_t strips = (rows + width - 1) / width;
-    // Few strips get more threads each, so that enough loads are in flight.
-    const int64_t block = strips >= 2 * kSMs ? 256 : strips >= kSMs ? 512 : 1024;
+    const int64_t block = columnBlock(strips);
     const int64_t groups = block / width;
     const std::string strip = std::to_string(width);
     const std::string acc(cTypeName(reduce.accumulator));
@@ -1946,7 +1945,6 @@ class GroupGenerator {
     for (const TensorSpec& t : kernel_.outputs) narrowest = std::min<size_t>(narrowest, ir::dtypeSize(t.dtype));
     const int width = static_cast<int>(std::min<size_t>(8, 16 / narrowest));
     if (width < 2 || rows % width != 0) return std::nullopt;
-    constexpr int64_t kSMs = 132;
     int64_t lanes = 2;
     for (int64_t candidate : {8, 4}) {
       if (rows / (candidate * width) >= kSMs) {
@@ -1960,7 +1958,7 @@ class GroupGenerator {
     // twice; the last block of a strip to finish combines the splits' partial sums (module
     // memory) in split order, so the result does not depend on which finished first.
     int64_t splits = 1;
-    int64_t block = strips >= 2 * kSMs ? 256 : strips >= kSMs ? 512 : 1024;
+    int64_t block = columnBlock(strips);
     if (strips < 2 * kSMs) {
       constexpr int64_t kSplitBlock = 256, kRowsPerGroup = 4;  // at least: a group's loads overlap
       int64_t splitLanes = 8;
@@ -2090,6 +2088,9 @@ class GroupGenerator {
     for (size_t k : directOutputs_) out.aligned += " && lathe::aligned(out" + std::to_string(k) + ", " + w + ")";
     return out;
   }
+
+  // A column kernel's block: few strips get more threads each, so that enough loads are in flight.
+  static int64_t columnBlock(int64_t strips) { return strips >= 2 * kSMs ? 256 : strips >= kSMs ? 512 : 1024; }
 
   static std::string rounded(const std::string& expr, ir::DType dtype) {
     if (dtype == ir::DType::BF16) return "lathe::round_bf16(" + expr + ")";

@@ -18,6 +18,7 @@
 
 #include "sample_joint_graph.h"
 #include "views/budget_panel.h"
+#include "views/formatting.h"
 #include "views/memory_timeline_view.h"
 #include "views/plan_session.h"
 
@@ -37,13 +38,6 @@ bool waitFor(Done done, int timeoutMs = kTimeoutMs) {
     QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 5);
   }
   return true;
-}
-
-double stat(const lathe::passes::PipelineRecord& record, const char* name) {
-  for (const auto& s : record.result.stats) {
-    if (s.name == name) return s.value;
-  }
-  return 0;
 }
 
 }  // namespace
@@ -96,7 +90,10 @@ int main(int argc, char** argv) {
       for (const auto& record : run->run.history) {
         passes += " " + record.step.pass + " " + std::to_string(record.seconds * 1e3).substr(0, 5) + " ms";
         if (record.step.pass == "recompute")
-          passes += " (peak " + std::to_string(stat(record, "peak_bytes") / 1073741824.0).substr(0, 5) + " GiB)";
+          passes += " (peak " +
+                    lathe::views::formatBytes(static_cast<uint64_t>(lathe::views::statOf(record, "peak_bytes")))
+                        .toStdString() +
+                    ")";
       }
       std::fprintf(stderr, "move %d: budget %.2f GiB, %.1f ms; passes:%s\n", move,
                    static_cast<double>(wanted) / 1073741824.0, latencies.back(), passes.c_str());
