@@ -9,6 +9,7 @@
 
 #include "util/diagnostics.h"
 #include "util/input.h"
+#include "util/json_limits.h"
 
 namespace lathe::hw {
 namespace {
@@ -156,10 +157,13 @@ double HwProfile::flopsFor(ir::DType dtype) const {
   }
 }
 
+// A profile is a flat object of small objects.
+constexpr JsonLimits kProfileJsonLimits{.maxDepth = 8, .maxValues = 4096};
+
 HwProfile parseHwProfile(std::string_view json, const std::string& sourceName) {
   Json doc;
   try {
-    doc = Json::parse(json.begin(), json.end());
+    doc = parseJsonBounded<Json>(json, sourceName, kProfileJsonLimits);
   } catch (const Json::exception& e) {
     throw Error(ErrorCode::BadInput, std::string("hardware profile is not valid JSON: ") + e.what(), {sourceName});
   }

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "util/json_limits.h"
+
 namespace lathe::io {
 
 namespace {
@@ -295,7 +297,9 @@ uint64_t lineOfByte(std::string_view text, size_t byte) {
 // Parses JSON; on failure returns nullopt and sets errorLine to the 0-based line of the damage.
 std::optional<json> parseJsonText(std::string_view text, uint64_t& errorLine) {
   try {
-    return json::parse(text);
+    return parseJsonBounded<json>(text, "guards");
+  } catch (const Error&) {  // nested or sized beyond the bounds
+    errorLine = 0;
   } catch (const json::parse_error& e) {
     errorLine = e.byte > 0 ? lineOfByte(text, e.byte - 1) : 0;
   } catch (const json::exception&) {  // e.g. a number out of range

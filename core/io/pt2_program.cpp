@@ -9,6 +9,7 @@
 
 #include "io/pt2.h"
 #include "io/pt2_json.h"
+#include "util/json_limits.h"
 
 namespace lathe::io {
 namespace {
@@ -878,7 +879,10 @@ Pt2Model parseExportedProgram(std::string_view json, std::string_view modelName,
   Context ctx{file, diagnostics, progress};
   Json doc;
   try {
-    doc = Json::parse(json.begin(), json.end());
+    doc = parseJsonBounded<Json>(json, file);
+  } catch (const Error& e) {  // nested or sized beyond the bounds
+    ctx.warn("bad_json", std::string("ExportedProgram refused: ") + e.what());
+    return model;
   } catch (const Json::parse_error& e) {
     diagnostics.warn("bad_json", std::string("ExportedProgram is not valid JSON: ") + e.what(),
                      SourceLocation{std::string(file), lineOfOffset(json, e.byte ? e.byte - 1 : 0)});

@@ -8,6 +8,7 @@
 
 #include "ir/op_table.h"
 #include "util/input.h"
+#include "util/json_limits.h"
 
 namespace lathe::ir {
 namespace {
@@ -371,7 +372,7 @@ std::optional<OutputMetaRule> parseOutputMetaRule(const nlohmann::ordered_json& 
 void OpRegistry::loadFlagsJson(std::string_view jsonText, const std::string& sourceName, Diagnostics& diagnostics) {
   nlohmann::ordered_json doc;
   try {
-    doc = nlohmann::ordered_json::parse(jsonText.begin(), jsonText.end());
+    doc = parseJsonBounded<nlohmann::ordered_json>(jsonText, sourceName);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(ErrorCode::BadInput, std::string("op flags are not valid JSON: ") + e.what(),
                 {sourceName, lineAtByte(jsonText, e.byte > 0 ? e.byte - 1 : 0)});

@@ -1,6 +1,9 @@
 #include "plan/plan_bundle.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 #include <unordered_map>
@@ -9,12 +12,16 @@
 #include "util/atomic_write.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
+#include "util/json_limits.h"
 
 namespace lathe::plan {
 
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// A plan of a graph with kMaxPlanNodes nodes holds about 16 values per node.
+constexpr JsonLimits kPlanJsonLimits{.maxDepth = 64, .maxValues = uint64_t{16} * kMaxPlanNodes};
 
 std::vector<std::string> namesOf(const std::vector<std::string>& names, const std::vector<ir::NodeId>& ids) {
   std::vector<std::string> out;
@@ -29,61 +36,107 @@ Json statsJson(const std::vector<std::pair<std::string, double>>& stats) {
   return out;
 }
 
-// Reading: every access checks the type and names the field when it is wrong.
+// Reading. A bundle is user input: every value is checked for type and range before it is used,
+// every index and length against the bundle's own node list and series, and a failure names the
+// JSON path of the first bad value ("$.timeline.peak_step").
+
+// A value of the document and where it is. Paths are built only when something fails.
+class At {
+ public:
+  explicit At(const Json& root) : value_(&root) {}
+  At(const Json& value, const At& parent, std::string_view key) : value_(&value), parent_(&parent), key_(key) {}
+  At(const Json& value, const At& parent, size_t index) : value_(&value), parent_(&parent), index_(index) {}
+
+  const Json& json() const { return *value_; }
+  std::string path() const {
+    if (!parent_) return "$";
+    return parent_->path() + (key_.empty() ? "[" + std::to_string(index_) + "]" : "." + std::string(key_));
+  }
+
+ private:
+  const Json* value_;
+  const At* parent_ = nullptr;
+  std::string_view key_;
+  size_t index_ = 0;
+};
+
 class Reader {
  public:
   explicit Reader(std::string source) : source_(std::move(source)) {}
 
-  [[noreturn]] void fail(const std::string& what) const { throw Error(ErrorCode::BadInput, source_ + ": " + what); }
-
-  const Json& field(const Json& object, const char* key) const {
-    if (!object.is_object() || !object.contains(key)) fail(std::string("missing \"") + key + "\"");
-    return object.at(key);
-  }
-  template <typename T>
-  T value(const Json& object, const char* key) const {
-    const Json& v = field(object, key);
-    // nlohmann converts a float to an integer type without a range check (undefined behaviour).
-    if (!integersFit<T>(v)) fail(std::string("\"") + key + "\" must hold integers in range");
-    try {
-      return v.get<T>();
-    } catch (const nlohmann::json::exception&) {
-      fail(std::string("\"") + key + "\" has the wrong type");
-    }
+  [[noreturn]] void fail(const At& at, const std::string& what) const {
+    throw Error(ErrorCode::BadInput, source_ + ": " + at.path() + ": " + what);
   }
 
-  // True unless T is (a vector of) an integer type and `v` holds a number that is not an integer
-  // of T's range.
+  bool has(const At& object, std::string_view key) const {
+    return object.json().is_object() && object.json().contains(key);
+  }
+  At field(const At& object, std::string_view key) const {
+    if (!object.json().is_object()) fail(object, "expected an object");
+    const auto it = object.json().find(key);
+    if (it == object.json().end()) fail(object, "missing \"" + std::string(key) + "\"");
+    return At(*it, object, key);
+  }
+  // The items of a list, each with its path.
+  template <typename Visit>
+  void forEach(const At& list, Visit visit) const {
+    if (!list.json().is_array()) fail(list, "expected a list");
+    for (size_t i = 0; i < list.json().size(); ++i) visit(At(list.json()[i], list, i));
+  }
+
   template <typename T>
-  static bool integersFit(const Json& v) {
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      if (!v.is_number()) return true;  // get<T>() reports the type error
-      if (v.is_number_float()) return false;
-      if (v.is_number_unsigned()) return v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
-      const int64_t i = v.get<int64_t>();
-      return i >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-             (i < 0 || static_cast<uint64_t>(i) <= static_cast<uint64_t>(std::numeric_limits<T>::max()));
-    } else if constexpr (requires { typename T::value_type; } && !std::is_same_v<T, std::string>) {
-      if (!v.is_array()) return true;
-      for (const Json& item : v) {
-        if (!integersFit<typename T::value_type>(item)) return false;
-      }
-      return true;
+  T as(const At& at) const {
+    const Json& v = at.json();
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!v.is_string()) fail(at, "expected a string");
+      return v.get<std::string>();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!v.is_boolean()) fail(at, "expected true or false");
+      return v.get<bool>();
+    } else if constexpr (std::is_floating_point_v<T>) {
+      if (!v.is_number()) fail(at, "expected a number");
+      const T x = v.get<T>();
+      if (!std::isfinite(x)) fail(at, "expected a finite number");
+      return x;
     } else {
-      return true;
+      static_assert(std::is_integral_v<T>);
+      // nlohmann converts a float to an integer type without a range check (undefined behaviour).
+      if (!v.is_number_integer()) fail(at, v.is_number() ? "expected an integer" : "expected a number");
+      if (v.is_number_unsigned()) {
+        const uint64_t u = v.get<uint64_t>();
+        if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) fail(at, std::to_string(u) + " is out of range");
+        return static_cast<T>(u);
+      }
+      const int64_t i = v.get<int64_t>();
+      if (i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+        fail(at, std::to_string(i) + " is out of range");
+      }
+      return static_cast<T>(i);
     }
   }
   template <typename T>
-  T valueOr(const Json& object, const char* key, T fallback) const {
-    return object.is_object() && object.contains(key) ? value<T>(object, key) : fallback;
+  T value(const At& object, std::string_view key) const {
+    return as<T>(field(object, key));
   }
-  std::vector<std::pair<std::string, double>> stats(const Json& object) const {
+  template <typename T>
+  std::vector<T> list(const At& object, std::string_view key) const {
+    std::vector<T> out;
+    const At at = field(object, key);
+    if (at.json().is_array()) out.reserve(at.json().size());
+    forEach(at, [&](const At& item) { out.push_back(as<T>(item)); });
+    return out;
+  }
+  // A name: a non-empty string.
+  std::string name(const At& at) const {
+    std::string s = as<std::string>(at);
+    if (s.empty()) fail(at, "empty name");
+    return s;
+  }
+  std::vector<std::pair<std::string, double>> stats(const At& object) const {
     std::vector<std::pair<std::string, double>> out;
-    if (!object.is_object()) fail("stats must be an object");
-    for (const auto& [k, v] : object.items()) {
-      if (!v.is_number()) fail("stat \"" + k + "\" is not a number");
-      out.emplace_back(k, v.get<double>());
-    }
+    if (!object.json().is_object()) fail(object, "expected an object of numbers");
+    for (const auto& [k, v] : object.json().items()) out.emplace_back(k, as<double>(At(v, object, k)));
     return out;
   }
 
@@ -91,6 +144,14 @@ class Reader {
   std::string source_;
 };
 
+// Sum of the categories, or nullopt when it overflows 64 bits.
+std::optional<uint64_t> totalOf(const std::array<std::vector<uint64_t>, kTimelineCategories>& bytes, size_t step) {
+  uint64_t sum = 0;
+  for (const auto& series : bytes) {
+    if (__builtin_add_overflow(sum, series[step], &sum)) return std::nullopt;
+  }
+  return sum;
+}
 }  // namespace
 
 std::string graphFingerprint(const ir::Graph& graph) {
@@ -182,111 +243,176 @@ std::string planToJson(const PlanBundle& plan) {
 
 PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {
   const Reader r(sourceName);
-  Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) r.fail("not a JSON object");
-  const std::string format = r.valueOr<std::string>(j, "format", "");
+  Json doc;
+  try {
+    doc = parseJsonBounded<Json>(text, sourceName, kPlanJsonLimits);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::BadInput, sourceName + ": not a JSON object (" + e.what() + ")");
+  }
+  const At j(doc);
+  if (!doc.is_object()) r.fail(j, "not a JSON object");
+  const std::string format = r.has(j, "format") ? r.value<std::string>(j, "format") : "";
   if (format != kPlanFormat) {
-    r.fail("format \"" + format + "\" is not " + std::string(kPlanFormat) + (format.starts_with("lathe.plan/") ? " (another version)" : ""));
+    r.fail(j, "format \"" + format + "\" is not " + std::string(kPlanFormat) +
+                  (format.starts_with("lathe.plan/") ? " (another version)" : ""));
   }
   PlanBundle plan;
-  const Json& source = r.field(j, "source");
+  const At source = r.field(j, "source");
   plan.artifact = r.value<std::string>(source, "artifact");
-  plan.graphId = r.value<std::string>(source, "graph");
+  plan.graphId = r.name(r.field(source, "graph"));
   plan.fingerprint = r.value<std::string>(source, "fingerprint");
-  plan.hardware = hw::parseHwProfile(r.field(j, "hardware").dump(), sourceName + " (hardware)");
+  plan.hardware = hw::parseHwProfile(r.field(j, "hardware").json().dump(), sourceName + " (hardware)");
   plan.pipeline = r.value<std::string>(j, "pipeline");
-  for (const Json& step : r.field(j, "steps")) {
+  r.forEach(r.field(j, "steps"), [&](const At& step) {
     PlanStep s;
     s.step = r.value<std::string>(step, "step");
     s.seconds = r.value<double>(step, "seconds");
     s.stats = r.stats(r.field(step, "stats"));
-    s.diff = r.value<std::vector<std::string>>(step, "diff");
+    s.diff = r.list<std::string>(step, "diff");
     plan.steps.push_back(std::move(s));
-  }
-  const Json& nodes = r.field(j, "nodes");
-  plan.nodeNames = r.value<std::vector<std::string>>(nodes, "names");
-  const size_t n = plan.nodeNames.size();
+  });
+
+  // Nodes: unique, non-empty names; every decision below refers to them.
+  const At nodes = r.field(j, "nodes");
+  const At names = r.field(nodes, "names");
   std::unordered_map<std::string, ir::NodeId> byName;
-  for (size_t i = 0; i < n; ++i) byName.emplace(plan.nodeNames[i], static_cast<ir::NodeId>(i));
-  auto idOf = [&](const std::string& name) {
+  r.forEach(names, [&](const At& item) {
+    if (plan.nodeNames.size() >= kMaxPlanNodes) r.fail(item, "more nodes than the " + std::to_string(kMaxPlanNodes) + " a plan may hold");
+    std::string name = r.name(item);
+    if (!byName.emplace(name, static_cast<ir::NodeId>(plan.nodeNames.size())).second) r.fail(item, "node \"" + name + "\" is listed twice");
+    plan.nodeNames.push_back(std::move(name));
+  });
+  const size_t n = plan.nodeNames.size();
+  auto idOf = [&](const At& at) {
+    const std::string name = r.name(at);
     const auto it = byName.find(name);
-    if (it == byName.end()) r.fail("a decision names node \"" + name + "\", which the plan does not list");
+    if (it == byName.end()) r.fail(at, "node \"" + name + "\" is not in the plan's node list");
     return it->second;
   };
-  auto idsOf = [&](const Json& list) {
+  auto idsOf = [&](const At& list) {
     std::vector<ir::NodeId> ids;
-    if (!list.is_array()) r.fail("expected a list of node names");
-    for (const Json& name : list) {
-      if (!name.is_string()) r.fail("expected a node name");
-      ids.push_back(idOf(name.get<std::string>()));
-    }
+    r.forEach(list, [&](const At& item) { ids.push_back(idOf(item)); });
     return ids;
   };
   PlanState& s = plan.state;
-  s.piece = r.value<std::vector<int32_t>>(nodes, "piece");
-  s.unit = r.value<std::vector<int32_t>>(nodes, "unit");
-  s.group = r.value<std::vector<int32_t>>(nodes, "group");
-  for (int b : r.value<std::vector<int>>(nodes, "boundary")) s.boundary.push_back(b != 0);
-  if (s.piece.size() != n || s.unit.size() != n || s.group.size() != n || s.boundary.size() != n) {
-    r.fail("per-node decisions do not have one entry per node");
-  }
   s.pieceCount = r.value<int32_t>(j, "pieces");
-  for (const Json& u : r.field(j, "units")) {
+  if (s.pieceCount < 0 || static_cast<size_t>(s.pieceCount) > n + 1) {
+    r.fail(r.field(j, "pieces"), "expected 0 to " + std::to_string(n + 1) + " pieces");
+  }
+  // One entry per node, each kNone or an index below `count`.
+  auto perNode = [&](std::string_view key, int32_t count, const char* what) {
+    const At at = r.field(nodes, key);
+    std::vector<int32_t> out = r.list<int32_t>(nodes, key);
+    if (out.size() != n) r.fail(at, "one entry per node expected (" + std::to_string(out.size()) + " for " + std::to_string(n) + ")");
+    for (size_t i = 0; i < n; ++i) {
+      if (out[i] < kNone || out[i] >= count) {
+        r.fail(At(at.json()[i], at, i), std::to_string(out[i]) + " names no " + what + " (the plan has " + std::to_string(count) + ")");
+      }
+    }
+    return out;
+  };
+  s.piece = perNode("piece", s.pieceCount, "piece");
+  {
+    const At at = r.field(nodes, "boundary");
+    const std::vector<int32_t> boundary = r.list<int32_t>(nodes, "boundary");
+    if (boundary.size() != n) r.fail(at, "one entry per node expected (" + std::to_string(boundary.size()) + " for " + std::to_string(n) + ")");
+    for (size_t i = 0; i < n; ++i) {
+      if (boundary[i] != 0 && boundary[i] != 1) r.fail(At(at.json()[i], at, i), "expected 0 or 1");
+      s.boundary.push_back(boundary[i] == 1);
+    }
+  }
+  if (r.has(source, "nodes") && r.value<uint64_t>(source, "nodes") != n) {
+    r.fail(r.field(source, "nodes"), "differs from the " + std::to_string(n) + " nodes the plan lists");
+  }
+  std::unordered_map<std::string, int32_t> unitByName;
+  r.forEach(r.field(j, "units"), [&](const At& u) {
     LayerUnit unit;
     unit.id = static_cast<int32_t>(s.units.size());
-    unit.name = r.value<std::string>(u, "name");
+    const At nameAt = r.field(u, "name");
+    unit.name = r.name(nameAt);
+    if (!unitByName.emplace(unit.name, unit.id).second) r.fail(nameAt, "unit \"" + unit.name + "\" is listed twice");
     unit.weights = idsOf(r.field(u, "weights"));
     unit.weightBytes = r.value<uint64_t>(u, "weight_bytes");
     s.units.push_back(std::move(unit));
-  }
-  for (const Json& g : r.field(j, "groups")) {
+  });
+  r.forEach(r.field(j, "groups"), [&](const At& g) {
     FusionGroup group;
     group.id = static_cast<int32_t>(s.groups.size());
-    group.kind = r.value<std::string>(g, "kind");
-    const std::string anchor = r.value<std::string>(g, "anchor");
-    group.anchor = anchor.empty() ? ir::kNoNode : idOf(anchor);
-    group.nodes = idsOf(r.field(g, "nodes"));
+    group.kind = r.name(r.field(g, "kind"));
+    const At nodesAt = r.field(g, "nodes");
+    group.nodes = idsOf(nodesAt);
+    if (group.nodes.empty()) r.fail(nodesAt, "a fusion group without nodes");
+    for (size_t i = 1; i < group.nodes.size(); ++i) {
+      if (group.nodes[i] <= group.nodes[i - 1]) r.fail(At(nodesAt.json()[i], nodesAt, i), "group nodes must be listed once each, in program order");
+    }
+    const At anchorAt = r.field(g, "anchor");
+    group.anchor = idOf(anchorAt);
+    if (!std::binary_search(group.nodes.begin(), group.nodes.end(), group.anchor)) {
+      r.fail(anchorAt, "the anchor \"" + plan.nodeNames[group.anchor] + "\" is not one of the group's nodes");
+    }
     s.groups.push_back(std::move(group));
+  });
+  s.unit = perNode("unit", static_cast<int32_t>(s.units.size()), "unit");
+  s.group = perNode("group", static_cast<int32_t>(s.groups.size()), "fusion group");
+  {
+    // The per-node group entries and the groups' node lists say the same thing.
+    const At groupAt = r.field(nodes, "group");
+    std::vector<int32_t> listedIn(n, kNone);
+    for (const FusionGroup& group : s.groups) {
+      for (ir::NodeId id : group.nodes) {
+        if (listedIn[id] != kNone) {
+          r.fail(r.field(j, "groups"), "node \"" + plan.nodeNames[id] + "\" is in two fusion groups");
+        }
+        listedIn[id] = group.id;
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (s.group[i] != listedIn[i]) {
+        r.fail(At(groupAt.json()[i], groupAt, i), "node \"" + plan.nodeNames[i] + "\" is in group " + std::to_string(listedIn[i]) +
+                                                       " by the group lists");
+      }
+    }
   }
-  for (int32_t v : s.unit) {
-    if (v < plan::kNone || v >= static_cast<int32_t>(s.units.size())) r.fail("a node names a unit that does not exist");
-  }
-  for (int32_t v : s.group) {
-    if (v < plan::kNone || v >= static_cast<int32_t>(s.groups.size())) r.fail("a node names a fusion group that does not exist");
-  }
-  if (j.contains("recompute")) {
-    const Json& rc = j["recompute"];
+  if (r.has(j, "recompute")) {
+    const At rc = r.field(j, "recompute");
     RecomputeDecision d;
-    d.policy = r.value<std::string>(rc, "policy");
+    d.policy = r.name(r.field(rc, "policy"));
     d.saved = idsOf(r.field(rc, "saved"));
     d.recomputed = idsOf(r.field(rc, "recomputed"));
-    d.savedReasons = r.value<std::vector<std::string>>(rc, "saved_reasons");
-    if (d.savedReasons.size() != d.saved.size()) r.fail("recompute: one reason per saved value expected");
+    d.savedReasons = r.list<std::string>(rc, "saved_reasons");
+    if (d.savedReasons.size() != d.saved.size()) r.fail(r.field(rc, "saved_reasons"), "one reason per saved value expected");
     s.recompute = std::move(d);
   }
-  if (j.contains("offload")) {
-    const Json& of = j["offload"];
+  const At t = r.field(j, "timeline");
+  PlanTimeline& tl = plan.timeline;
+  tl.node.clear();
+  r.forEach(r.field(t, "node"), [&](const At& item) { tl.node.push_back(plan.nodeNames[idOf(item)]); });
+  const size_t steps = tl.node.size();
+  if (r.has(j, "offload")) {
+    const At of = r.field(j, "offload");
     OffloadDecision o;
-    o.policy = r.value<std::string>(of, "policy");
+    o.policy = r.name(r.field(of, "policy"));
     o.budgetBytes = r.value<uint64_t>(of, "budget_bytes");
     o.resident.assign(s.units.size(), false);
-    std::unordered_map<std::string, int32_t> unitByName;
-    for (const LayerUnit& u : s.units) unitByName.emplace(u.name, u.id);
-    auto unitOf = [&](const std::string& name) {
+    auto unitOf = [&](const At& at) {
+      const std::string name = r.name(at);
       const auto it = unitByName.find(name);
-      if (it == unitByName.end()) r.fail("offload names unit \"" + name + "\", which the plan does not list");
+      if (it == unitByName.end()) r.fail(at, "unit \"" + name + "\" is not in the plan's units");
       return it->second;
     };
-    for (const std::string& name : r.value<std::vector<std::string>>(of, "resident")) o.resident[unitOf(name)] = true;
-    for (const Json& p : r.field(of, "prefetches")) {
+    r.forEach(r.field(of, "resident"), [&](const At& item) { o.resident[unitOf(item)] = true; });
+    r.forEach(r.field(of, "prefetches"), [&](const At& p) {
       Prefetch prefetch;
-      prefetch.unit = unitOf(r.value<std::string>(p, "unit"));
-      prefetch.trigger = r.value<int32_t>(p, "trigger");
-      prefetch.deadline = r.value<int32_t>(p, "deadline");
+      prefetch.unit = unitOf(r.field(p, "unit"));
+      for (const auto& [key, slot] : {std::pair{"trigger", &prefetch.trigger}, std::pair{"deadline", &prefetch.deadline}}) {
+        *slot = r.value<int32_t>(p, key);
+        if (*slot < 0 || static_cast<size_t>(*slot) > steps) r.fail(r.field(p, key), "expected a segment of the step (0 to " + std::to_string(steps) + ")");
+      }
       prefetch.start = r.value<double>(p, "start");
       prefetch.end = r.value<double>(p, "end");
+      if (prefetch.end < prefetch.start) r.fail(r.field(p, "end"), "the copy ends before it starts");
       o.prefetches.push_back(prefetch);
-    }
+    });
     o.stepSeconds = r.value<double>(of, "step_seconds");
     o.computeSeconds = r.value<double>(of, "compute_seconds");
     o.bubbleSeconds = r.value<double>(of, "bubble_seconds");
@@ -295,42 +421,75 @@ PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {
     o.streamedBytes = r.value<uint64_t>(of, "streamed_bytes");
     s.offload = std::move(o);
   }
-  const Json& t = r.field(j, "timeline");
-  PlanTimeline& tl = plan.timeline;
-  tl.peakBytes = r.value<uint64_t>(t, "peak_bytes");
-  tl.peakStep = r.value<uint32_t>(t, "peak_step");
-  tl.backwardStart = r.value<uint32_t>(t, "backward_start");
-  const Json& atPeak = r.field(t, "at_peak");
-  tl.node = r.value<std::vector<std::string>>(t, "node");
-  tl.phase = r.value<std::string>(t, "phase");
-  tl.seconds = r.value<std::vector<double>>(t, "seconds");
-  for (size_t c = 0; c < kTimelineCategories; ++c) {
-    const std::string name(kTimelineCategoryNames[c]);
-    tl.atPeak[c] = r.value<uint64_t>(atPeak, name.c_str());
-    tl.bytes[c] = r.value<std::vector<uint64_t>>(t, name.c_str());
-    if (tl.bytes[c].size() != tl.node.size()) r.fail("timeline: \"" + name + "\" does not have one entry per step");
+
+  // The timeline: series of one length; the peak is the largest total and lies on a step.
+  const At phaseAt = r.field(t, "phase");
+  tl.phase = r.as<std::string>(phaseAt);
+  if (tl.phase.size() != steps) r.fail(phaseAt, "one entry per step expected (" + std::to_string(tl.phase.size()) + " for " + std::to_string(steps) + ")");
+  if (const size_t bad = tl.phase.find_first_not_of("fb"); bad != std::string::npos) {
+    r.fail(phaseAt, "step " + std::to_string(bad) + " is neither 'f' (forward) nor 'b' (backward)");
   }
-  if (tl.phase.size() != tl.node.size() || tl.seconds.size() != tl.node.size()) r.fail("timeline: columns differ in length");
-  for (const std::string& name : tl.node) (void)idOf(name);
-  plan.estimates = r.stats(r.field(j, "estimates"));
-  if (j.contains("kernels")) {
-    const Json& kernels = j["kernels"];
-    if (!kernels.is_array()) r.fail("\"kernels\" is not a list");
-    for (const Json& k : kernels) {
+  const At secondsAt = r.field(t, "seconds");
+  tl.seconds = r.list<double>(t, "seconds");
+  if (tl.seconds.size() != steps) r.fail(secondsAt, "one entry per step expected (" + std::to_string(tl.seconds.size()) + " for " + std::to_string(steps) + ")");
+  for (size_t c = 0; c < kTimelineCategories; ++c) {
+    const std::string_view name = kTimelineCategoryNames[c];
+    tl.bytes[c] = r.list<uint64_t>(t, name);
+    if (tl.bytes[c].size() != steps) {
+      r.fail(r.field(t, name), "one entry per step expected (" + std::to_string(tl.bytes[c].size()) + " for " + std::to_string(steps) + ")");
+    }
+  }
+  const At peakStepAt = r.field(t, "peak_step");
+  tl.peakStep = r.as<uint32_t>(peakStepAt);
+  if (steps == 0 ? tl.peakStep != 0 : tl.peakStep >= steps) {
+    r.fail(peakStepAt, std::to_string(tl.peakStep) + " is not a step of the timeline (it has " + std::to_string(steps) + ")");
+  }
+  const At backwardAt = r.field(t, "backward_start");
+  tl.backwardStart = r.as<uint32_t>(backwardAt);
+  if (tl.backwardStart > steps) r.fail(backwardAt, std::to_string(tl.backwardStart) + " is beyond the " + std::to_string(steps) + " steps");
+  const At atPeak = r.field(t, "at_peak");
+  for (size_t c = 0; c < kTimelineCategories; ++c) {
+    const std::string_view name = kTimelineCategoryNames[c];
+    tl.atPeak[c] = r.value<uint64_t>(atPeak, name);
+    const uint64_t series = steps == 0 ? 0 : tl.bytes[c][tl.peakStep];
+    if (tl.atPeak[c] != series) r.fail(r.field(atPeak, name), "differs from the series at the peak step (" + std::to_string(series) + ")");
+  }
+  const At peakBytesAt = r.field(t, "peak_bytes");
+  tl.peakBytes = r.as<uint64_t>(peakBytesAt);
+  uint64_t largest = 0;
+  for (size_t i = 0; i < steps; ++i) {
+    const std::optional<uint64_t> total = totalOf(tl.bytes, i);
+    if (!total) r.fail(t, "the categories of step " + std::to_string(i) + " add up to more than 2^64 bytes");
+    largest = std::max(largest, *total);
+  }
+  const uint64_t atPeakStep = steps == 0 ? 0 : *totalOf(tl.bytes, tl.peakStep);
+  if (tl.peakBytes != atPeakStep || atPeakStep != largest) {
+    r.fail(peakBytesAt, std::to_string(tl.peakBytes) + " is not the largest total of the steps (" + std::to_string(largest) + ")");
+  }
+
+  const At estimates = r.field(j, "estimates");
+  plan.estimates = r.stats(estimates);
+  for (std::string_view key : {"step_seconds", "peak_bytes"}) {
+    if (!r.has(estimates, key)) r.fail(estimates, "missing \"" + std::string(key) + "\"");
+  }
+  if (r.has(j, "kernels")) {
+    r.forEach(r.field(j, "kernels"), [&](const At& k) {
       KernelsRef ref;
-      ref.manifest = r.value<std::string>(k, "manifest");
+      ref.manifest = r.name(r.field(k, "manifest"));
       ref.format = r.value<std::string>(k, "format");
-      ref.targets = r.value<std::vector<std::string>>(k, "targets");
+      ref.targets = r.list<std::string>(k, "targets");
       ref.kernels = r.value<uint64_t>(k, "kernels");
       ref.notGenerated = r.value<uint64_t>(k, "not_generated");
       plan.kernels.push_back(std::move(ref));
-    }
+    });
   }
   return plan;
 }
 
 void writePlan(const std::filesystem::path& path, const PlanBundle& plan) { writeFileAtomic(path, planToJson(plan)); }
 
-PlanBundle readPlan(const std::filesystem::path& path) { return planFromJson(readFile(path), path.string()); }
+PlanBundle readPlan(const std::filesystem::path& path) {
+  return planFromJson(readFile(path, kMaxPlanBytes), path.string());
+}
 
 }  // namespace lathe::plan

@@ -37,6 +37,10 @@ inline constexpr size_t kTimelineCategories = 8;  // analysis::kMemoryCategoryCo
 inline constexpr std::array<std::string_view, kTimelineCategories> kTimelineCategoryNames = {
     "weights", "inputs", "saved", "recomputed", "temporaries", "gradients", "outputs", "prefetched"};
 
+// Bounds on a bundle read back: a plan of a graph with a million nodes is well inside them.
+inline constexpr size_t kMaxPlanNodes = size_t{1} << 20;
+inline constexpr uint64_t kMaxPlanBytes = uint64_t{256} << 20;
+
 struct PlanStep {
   std::string step;  // canonical text: "recompute(policy=torch)"
   double seconds = 0;
@@ -84,8 +88,11 @@ struct PlanBundle {
 [[nodiscard]] std::string graphFingerprint(const ir::Graph& graph);
 
 [[nodiscard]] std::string planToJson(const PlanBundle& plan);
-// Throws Error(BadInput) with the path and what is wrong: not JSON, another format or version, a
-// decision naming a node the plan does not list.
+// Throws Error(BadInput) "<source>: <JSON path>: <what is wrong>" for the first bad value: not JSON,
+// nested or sized beyond the bounds, another format or version, a value of the wrong type or range,
+// an empty or duplicate name, a decision naming a node the plan does not list, an index beyond its
+// series, series of different lengths, a peak that is not the timeline's largest total. A bundle it
+// returns can be indexed as its fields say without further checks.
 [[nodiscard]] PlanBundle planFromJson(std::string_view json, const std::string& sourceName);
 void writePlan(const std::filesystem::path& path, const PlanBundle& plan);  // atomic
 [[nodiscard]] PlanBundle readPlan(const std::filesystem::path& path);

@@ -16,6 +16,7 @@
 #include "ir/op_info.h"
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
+#include "plan/plan_bind.h"
 #include "sample_graphs.h"
 #include "util/diagnostics.h"
 
@@ -221,6 +222,78 @@ TEST(PlanBundle, EveryFieldDamagedIsBadInputOrAccepted) {
       j.at(path) = replacement;
       expectBadInputOrAccepted(j.dump(), path.to_string() + " = " + replacement.dump());
     }
+  }
+}
+
+// The bundles an attack on `lathe timeline` / `lathe export` crashed with, and their neighbours:
+// each is refused with the JSON path of the first bad value.
+TEST(PlanBundle, ValuesTheReaderWouldIndexAreCheckedAndNamedByPath) {
+  const size_t steps = planned().plan.timeline.node.size();
+  struct Case {
+    std::function<void(Json&)> damage;
+    std::string fragment;
+  };
+  const std::vector<Case> cases = {
+      {[](Json& j) { j["timeline"]["peak_step"] = 2147483647; }, "$.timeline.peak_step"},
+      {[](Json& j) { j["timeline"]["peak_step"] = 1000000; }, "$.timeline.peak_step"},
+      {[&](Json& j) { j["timeline"]["peak_step"] = steps; }, "$.timeline.peak_step"},
+      {[](Json& j) { j["timeline"]["peak_bytes"] = uint64_t{1} << 32; }, "$.timeline.peak_bytes"},
+      {[](Json& j) { j["timeline"]["at_peak"]["weights"] = 1; }, "$.timeline.at_peak.weights"},
+      {[](Json& j) { j["timeline"]["outputs"].push_back(0); }, "$.timeline.outputs: one entry per step"},
+      {[](Json& j) { j["timeline"]["weights"][3] = UINT64_MAX; }, "add up to more than 2^64"},
+      {[&](Json& j) { j["timeline"]["backward_start"] = steps + 1; }, "$.timeline.backward_start"},
+      {[](Json& j) { j["timeline"]["phase"] = "x" + j["timeline"]["phase"].get<std::string>().substr(1); }, "$.timeline.phase"},
+      {[](Json& j) { j["timeline"]["seconds"][0] = "soon"; }, "$.timeline.seconds[0]: expected a number"},
+      {[](Json& j) { j["groups"][0]["anchor"] = ""; }, "$.groups[0].anchor: empty name"},
+      {[](Json& j) { j["groups"][0]["anchor"] = j["groups"][1]["nodes"][0]; }, "$.groups[0].anchor"},
+      {[](Json& j) { j["groups"][1] = j["groups"][0]; }, "in two fusion groups"},
+      {[](Json& j) { j["groups"][0]["nodes"] = Json::array(); }, "$.groups[0].nodes: a fusion group without nodes"},
+      {[](Json& j) { j["nodes"]["group"][0] = 1000; }, "$.nodes.group[0]"},
+      {[](Json& j) { j["nodes"]["piece"][0] = -2; }, "$.nodes.piece[0]"},
+      {[](Json& j) { j["nodes"]["boundary"][0] = 2; }, "$.nodes.boundary[0]"},
+      {[](Json& j) { j["nodes"]["names"][1] = j["nodes"]["names"][0]; }, "$.nodes.names[1]"},
+      {[](Json& j) { j["nodes"]["names"][0] = ""; }, "$.nodes.names[0]: empty name"},
+      {[](Json& j) { j["source"]["graph"] = ""; }, "$.source.graph: empty name"},
+      {[](Json& j) { j["source"]["nodes"] = 1; }, "$.source.nodes"},
+      {[](Json& j) { j["pieces"] = -1; }, "$.pieces"},
+      {[](Json& j) { j["estimates"].erase("step_seconds"); }, "$.estimates: missing \"step_seconds\""},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    expectBadInput(damaged(cases[i].damage), cases[i].fragment, "case " + std::to_string(i));
+  }
+}
+
+TEST(PlanBundle, NestingAndSizeAreBoundedWhileParsing) {
+  // 100k levels deep anywhere in the bundle: refused before anything recurses over it.
+  const size_t depth = 100000;
+  std::string deep = planned().json;
+  const size_t at = deep.find("\"pipeline\"");
+  ASSERT_NE(at, std::string::npos);
+  deep.insert(at, "\"deep\": " + std::string(depth, '[') + std::string(depth, ']') + ", ");
+  expectBadInput(deep, "nested deeper than", "100k-deep list");
+  expectBadInput(std::string(depth, '{'), "damaged.plan.json", "100k unclosed objects");
+}
+
+TEST(PlanBundle, BindsToItsGraphAndRefusesAnother) {
+  const PlanBundle& plan = planned().plan;
+  const ir::Graph& graph = *planned().sample.graph;
+  const BoundPlan bound = bind(plan, graph, "llama.plan.json");
+  EXPECT_EQ(bound.graph, &graph);
+  ASSERT_EQ(bound.nodeIds.size(), graph.size());
+  for (size_t i = 0; i < bound.nodeIds.size(); ++i) EXPECT_EQ(graph.name(bound.nodeIds[i]), plan.nodeNames[i]);
+  EXPECT_EQ(bound.state.group, plan.state.group);  // the plan lists the graph's nodes in order
+  ASSERT_TRUE(bound.state.recompute.has_value());
+  EXPECT_EQ(bound.state.recompute->saved, plan.state.recompute->saved);
+
+  const testing::SampleGraph other = testing::loadSampleGraph("captures/mixtral_2l_tiny_train.log.gz", kGraph);
+  try {
+    (void)bind(plan, *other.graph, "llama.plan.json");
+    ADD_FAILURE() << "bound to another graph";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput);
+    const std::string what = e.what();
+    EXPECT_NE(what.find(graphFingerprint(*other.graph)), std::string::npos) << what;
+    EXPECT_NE(what.find(plan.fingerprint), std::string::npos) << what;
   }
 }
 
