@@ -41,12 +41,7 @@ io::Artifact load(const std::string& path, const GlobalOptions& global) {
 }
 
 const io::GraphListing& selectGraph(const std::vector<io::GraphListing>& graphs, const std::string& id) {
-  for (const auto& g : graphs)
-    if (g.id == id) return g;
-  if (!id.empty() && std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    const size_t index = std::stoull(id);
-    if (index < graphs.size()) return graphs[index];
-  }
+  if (const io::GraphListing* g = io::findGraph(graphs, id)) return *g;
   throw Error(ErrorCode::Usage, fmt::format("no graph '{}' (there are {}; `lathe graphs` lists them)", id,
                                             graphs.size()));
 }

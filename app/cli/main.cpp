@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <new>
 
 #include "commands.h"
 #include "util/diagnostics.h"
@@ -42,6 +43,10 @@ int main(int argc, char** argv) {
     std::cerr << "lathe: " << e.what() << '\n';
     return e.code() == lathe::ErrorCode::Cancelled ? static_cast<int>(lathe::ErrorCode::Internal)
                                                    : static_cast<int>(e.code());
+  } catch (const std::bad_alloc&) {
+    // Every reader bounds what it holds by its input, so this is an input too large for this machine.
+    std::cerr << "lathe: out of memory: the input needs more memory than this machine can give\n";
+    return static_cast<int>(lathe::ErrorCode::BadInput);
   } catch (const std::exception& e) {
     std::cerr << "lathe: internal error: " << e.what() << '\n';
     return static_cast<int>(lathe::ErrorCode::Internal);

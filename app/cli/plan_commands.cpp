@@ -13,6 +13,7 @@
 #include "hw/hw_profile.h"
 #include "output.h"
 #include "passes/plan_builder.h"
+#include "passes/plan_target.h"
 #include "passes/recompute.h"
 #include "plan/plan_bundle.h"
 #include "util/diagnostics.h"
@@ -24,7 +25,7 @@ namespace {
 using nlohmann::json;
 
 struct PlanOptions {
-  std::string path, graphId, hw = "h200", pipeline, output, opsFile;
+  std::string path, graphId, hw{passes::kDefaultHardware}, pipeline, output, opsFile;
   std::vector<std::string> opFlags;
   bool json = false;
 };
@@ -80,39 +81,13 @@ void applyOpFlags(const PlanOptions& o) {
   }
 }
 
-// The graph to plan: the one named, else the first joint graph, else the first inference graph.
-const io::GraphListing& chooseGraph(const std::vector<io::GraphListing>& graphs, const std::string& id) {
-  if (!id.empty()) return selectGraph(graphs, id);
-  for (const char* kind : {"aot_joint_graph", "aot_inference_graph", "exported_program"}) {
-    for (const auto& g : graphs) {
-      if (g.kind == kind && g.parent.empty()) return g;
-    }
-  }
-  if (graphs.empty()) throw Error(ErrorCode::BadInput, "the artifact holds no graph");
-  return graphs.front();
-}
-
-struct Planned {
-  io::Artifact artifact;
-  std::vector<io::GraphListing> graphs;
-  const io::GraphListing* listing = nullptr;
-  analysis::GraphInputs inputs;
-  hw::HwProfile hw;
-  bool inductor = true;  // the compile went through Inductor (it logged post-grad graphs)
-
-  [[nodiscard]] passes::PassContext context(const GlobalOptions& global) const {
-    return {*listing->graph, inputs, hw, ir::OpRegistry::global(), progressFor(global), inductor};
-  }
-};
-
-Planned prepare(const PlanOptions& o, const GlobalOptions& global) {
+// The graph to plan (the one named, else passes::defaultPlanGraph) on the target named.
+passes::PlanTarget prepare(const PlanOptions& o, const GlobalOptions& global) {
   applyOpFlags(o);
-  Planned p{load(o.path, global), {}, nullptr, {}, hw::resolveHwProfile(o.hw)};
-  p.graphs = p.artifact.graphs();
-  p.listing = &chooseGraph(p.graphs, o.graphId);
-  p.inputs = analysis::inferGraphInputs(*p.listing->graph, io::dynamoGraphOf(p.graphs, *p.listing));
-  p.inductor = io::compiledByInductor(p.graphs, *p.listing);
-  return p;
+  const io::Artifact artifact = load(o.path, global);
+  hw::HwProfile hardware = hw::resolveHwProfile(o.hw);
+  if (!o.graphId.empty()) return passes::PlanTarget(artifact, selectGraph(artifact.graphs(), o.graphId).id, std::move(hardware));
+  return passes::PlanTarget(artifact, "", std::move(hardware));
 }
 
 std::string statText(const passes::PassStat& stat) {
@@ -124,22 +99,19 @@ std::string statText(const passes::PassStat& stat) {
 
 int runPlan(const GlobalOptions& global) {
   const PlanOptions& o = planOptions();
-  Planned p = prepare(o, global);
-  const ir::Graph& graph = *p.listing->graph;
-  std::string pipelineText = o.pipeline;
-  if (pipelineText.empty()) {
-    pipelineText = analysis::analyzeJoint(graph).joint ? "split,fusion,recompute(policy=torch)" : "split,fusion";
-  }
+  const passes::PlanTarget target = prepare(o, global);
+  const ir::Graph& graph = target.graph();
+  const std::string pipelineText = o.pipeline.empty() ? std::string(target.defaultPipeline()) : o.pipeline;
   const std::vector<passes::PipelineStep> steps = passes::parsePipeline(pipelineText);
-  const passes::PassContext context = p.context(global);
+  const passes::PassContext context = target.context(progressFor(global));
   const passes::PipelineRun run = passes::runPipeline(context, steps);
-  const plan::PlanBundle bundle = passes::buildPlanBundle(context, run, o.path, p.listing->id);
+  const plan::PlanBundle bundle = passes::buildPlanBundle(context, run, o.path, target.graphId());
   if (!o.output.empty()) plan::writePlan(o.output, bundle);
   if (o.json) {
     std::cout << plan::planToJson(bundle);
     return 0;
   }
-  std::cout << fmt::format("{}  graph {} ({} nodes)  on {}\n", o.path, p.listing->id, graph.size(), p.hw.name);
+  std::cout << fmt::format("{}  graph {} ({} nodes)  on {}\n", o.path, target.graphId(), graph.size(), target.hardware().name);
   for (const passes::PipelineRecord& record : run.history) {
     std::cout << fmt::format("\n{}  ({})\n", passes::formatStep(record.step), formatSeconds(record.seconds));
     Table table({"statistic", "value"});
@@ -215,19 +187,19 @@ int runTimeline(const GlobalOptions& /*global*/) {
 
 int runPareto(const GlobalOptions& global) {
   const PlanOptions& o = paretoOptions();
-  Planned p = prepare(o, global);
-  const ir::Graph& graph = *p.listing->graph;
-  const analysis::JointInfo joint = analysis::analyzeJoint(graph);
-  const passes::PassContext context = p.context(global);
+  const passes::PlanTarget target = prepare(o, global);
+  const ir::Graph& graph = target.graph();
+  const analysis::JointInfo& joint = target.joint();
+  const passes::PassContext context = target.context(progressFor(global));
   const std::vector<passes::FrontierPoint> frontier = passes::budgetFrontier(context, joint);
-  const std::vector<double> nodeSeconds = analysis::nodeSeconds(graph, p.hw);
+  const std::vector<double>& nodeSeconds = target.nodeSeconds();
   const std::vector<double> cost = passes::recomputeSeconds(context);
   struct Reference {
     std::string name;
     passes::RecomputeEvaluation eval;
   };
   std::vector<Reference> references;
-  references.push_back({"torch", passes::evaluateSavedSet(context, joint, passes::torchPolicy(graph, joint, p.inputs, p.inductor).saved,
+  references.push_back({"torch", passes::evaluateSavedSet(context, joint, passes::torchPolicy(graph, joint, target.inputs(), target.inductorJointPasses()).saved,
                                                          nodeSeconds, cost)});
   references.push_back({"heuristic", passes::evaluateSavedSet(context, joint,
                                                              passes::heuristicPolicy(graph, joint, ir::OpRegistry::global()).saved,
@@ -243,11 +215,11 @@ int runPareto(const GlobalOptions& global) {
       refs[r.name] = {{"peak_bytes", r.eval.timeline.peakBytes}, {"recompute_seconds", r.eval.recomputeSeconds},
                       {"step_seconds", r.eval.stepSeconds}};
     }
-    std::cout << json{{"graph", p.listing->id}, {"hardware", p.hw.id}, {"frontier", points}, {"policies", refs}}.dump(2) << '\n';
+    std::cout << json{{"graph", target.graphId()}, {"hardware", target.hardware().id}, {"frontier", points}, {"policies", refs}}.dump(2) << '\n';
     return 0;
   }
   std::cout << fmt::format("{}  graph {}  on {}: recompute frontier (budget policy), by step peak\n", o.path,
-                           p.listing->id, p.hw.name);
+                           target.graphId(), target.hardware().name);
   Table table({"peak", "recompute", "step", "saved values", "point"});
   for (const auto& f : frontier) {
     table.add({formatBytes(f.peakBytes), formatSeconds(f.recomputeSeconds), formatSeconds(f.stepSeconds),
@@ -282,7 +254,7 @@ void registerPlanCommands(CLI::App& app) {
   plan->add_option("--pipeline", planOptions().pipeline,
                    "Passes and options, e.g. \"split,fusion,recompute(policy=budget,memory=40GiB),offload(policy=heuristic,"
                    "resident=0.3)\" (default: split,fusion and, for a joint graph, recompute(policy=torch))");
-  plan->add_option("-o,--output", planOptions().output, "Write the plan bundle (lathe.plan/1 JSON) here");
+  addOutputOption(plan, planOptions().output, "Write the plan bundle (lathe.plan/1 JSON) here");
   auto* timeline = app.add_subcommand("timeline", "Memory over the planned step, by category, from a plan bundle");
   timeline->add_option("plan", timelineOptions().path, "Plan bundle written by `lathe plan -o`")->required();
   timeline->add_flag("--csv", timelineOptions().csv, "Every step as CSV");

@@ -15,7 +15,9 @@
 namespace lathe::analysis {
 
 struct JointInfo {
-  bool joint = false;  // false: not a joint graph (no tangents, or outputs do not fit); other fields empty
+  // false: not a joint graph (no tangents, or outputs do not fit); the placeholders are then all in
+  // `primals` and the other fields are empty.
+  bool joint = false;
   std::vector<ir::NodeId> primals;   // placeholders that are not tangents, in order
   std::vector<ir::NodeId> tangents;
   size_t forwardOutputCount = 0;     // output items before the gradients

@@ -78,6 +78,21 @@ printf '{"format": "lathe.plan/9"}' > "$tmp/future.json"
 expect 2 "timeline of another plan version" -- "$lathe" timeline "$tmp/future.json"
 head -c 2000 "$tmp/llama3_8b_2l_tiny_train.json" > "$tmp/truncated.json"
 expect 2 "timeline of a truncated plan" -- "$lathe" timeline "$tmp/truncated.json"
+# recompute(policy=file) takes a plan bundle bound to its graph, or a list of the graph's node names.
+saved_of() { python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["recompute"]["saved"]))' "$1"; }
+if "$lathe" plan "$tiny" --pipeline "recompute(policy=file,path=$tmp/llama3_8b_2l_tiny_train.json)" -o "$tmp/from_plan.json" > /dev/null 2> "$tmp/err" &&
+   [ "$(saved_of "$tmp/from_plan.json")" = "$(saved_of "$tmp/llama3_8b_2l_tiny_train.json")" ]; then
+  echo "ok   recompute(policy=file) from a plan bundle keeps its saved set"
+else
+  fail "recompute(policy=file) from a plan bundle: $(head -c 300 "$tmp/err")"
+fi
+expect 2 "recompute(policy=file) with the plan of another graph" -- \
+  "$lathe" plan "$tiny" --pipeline "recompute(policy=file,path=$tmp/mixtral_2l_tiny_train.json)"
+grep -q "fingerprint" "$tmp/err" || fail "a plan of another graph: the error names no fingerprint"
+printf '{"saved": ["mm", "no_such_node"]}' > "$tmp/saved.json"
+expect 2 "recompute(policy=file) naming a node the graph lacks" -- \
+  "$lathe" plan "$tiny" --pipeline "recompute(policy=file,path=$tmp/saved.json)"
+grep -q "no_such_node" "$tmp/err" || fail "an unknown saved name: the error does not name it"
 # A failed plan leaves no file behind.
 "$lathe" plan "$tiny" --pipeline "split,fuse" -o "$tmp/never.json" > /dev/null 2>&1
 [ -e "$tmp/never.json" ] && fail "a failed plan wrote its output"

@@ -25,10 +25,7 @@ inline SampleGraph loadSampleGraph(const std::string& sample, const std::string&
   const io::Artifact artifact = io::loadArtifact(std::string(LATHE_SAMPLES_DIR) + "/" + sample);
   SampleGraph out;
   const std::vector<io::GraphListing> graphs = artifact.graphs();
-  const io::GraphListing* listing = nullptr;
-  for (const io::GraphListing& g : graphs) {
-    if (g.id == graphId) listing = &g;
-  }
+  const io::GraphListing* listing = io::findGraph(graphs, graphId);
   if (listing == nullptr) throw std::runtime_error(sample + " has no graph " + graphId);
   out.graph = listing->graph;
   for (const io::GraphListing& g : graphs) {

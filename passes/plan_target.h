@@ -1,0 +1,67 @@
+// A graph ready to plan: everything a pass pipeline over one graph needs, assembled once — the
+// graph, its inputs (parameters, buffers, module paths from the Dynamo graph), the target
+// hardware, whether Inductor's joint passes ran — with the analyses that planning shares (joint
+// forward/backward split, estimated node times) computed on first use and kept. The CLI, the
+// studio, the tests and the Python runtime each build one and plan from it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/graph_inputs.h"
+#include "analysis/joint.h"
+#include "hw/hw_profile.h"
+#include "io/artifact.h"
+#include "passes/pass.h"
+
+namespace lathe::passes {
+
+// The target when none is named.
+inline constexpr std::string_view kDefaultHardware = "h200";
+// The pipeline when none is named: training steps (joint graphs) also get torch's recompute.
+inline constexpr std::string_view kDefaultTrainingPipeline = "split,fusion,recompute(policy=torch)";
+inline constexpr std::string_view kDefaultInferencePipeline = "split,fusion";
+
+// The graph planning takes when none is named: the first top-level joint graph, else the first
+// inference graph, else the first exported program, else the first graph; null when there is none.
+[[nodiscard]] const io::GraphListing* defaultPlanGraph(const std::vector<io::GraphListing>& graphs);
+
+class PlanTarget {
+ public:
+  // Graph `graphId` of the artifact (empty: defaultPlanGraph). Throws Error(BadInput) when there is
+  // no such graph.
+  PlanTarget(const io::Artifact& artifact, std::string_view graphId, hw::HwProfile hardware);
+  // A graph on its own (tests, the Python runtime's graphs): inputs as the graph carries them.
+  PlanTarget(std::shared_ptr<const ir::Graph> graph, std::string graphId, hw::HwProfile hardware,
+             bool inductorJointPasses = true);
+
+  [[nodiscard]] const ir::Graph& graph() const;
+  [[nodiscard]] const std::shared_ptr<const ir::Graph>& sharedGraph() const;
+  [[nodiscard]] const std::string& graphId() const;
+  [[nodiscard]] const analysis::GraphInputs& inputs() const;
+  [[nodiscard]] const hw::HwProfile& hardware() const { return hardware_; }
+  [[nodiscard]] bool inductorJointPasses() const;
+  // Computed on first use, then shared by every copy (thread-safe).
+  [[nodiscard]] const analysis::JointInfo& joint() const;
+  [[nodiscard]] const std::vector<double>& nodeSeconds() const;  // on hardware(), global op registry
+  [[nodiscard]] std::string_view defaultPipeline() const {
+    return joint().joint ? kDefaultTrainingPipeline : kDefaultInferencePipeline;
+  }
+  // The context passes run in; it refers to this target, which must outlive it.
+  [[nodiscard]] PassContext context(const Progress& progress = {}) const;
+  // The same graph on another target: graph analyses stay shared, costs are computed anew.
+  [[nodiscard]] PlanTarget onHardware(hw::HwProfile hardware) const;
+
+ private:
+  struct Shared;
+  struct Costs;
+  PlanTarget(std::shared_ptr<Shared> shared, hw::HwProfile hardware);
+
+  std::shared_ptr<Shared> shared_;
+  hw::HwProfile hardware_;
+  std::shared_ptr<Costs> costs_;
+};
+
+}  // namespace lathe::passes

@@ -1,0 +1,88 @@
+// The memory timeline of real training and inference graphs: its series agree with each other (the
+// total is the sum of the categories, the peak is the largest total and where it is), every storage
+// lives within the step, and weights are live throughout, so a plan built on it is self-consistent.
+#include "analysis/memory_timeline.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "analysis/joint.h"
+#include "sample_graphs.h"
+
+namespace lathe::analysis {
+namespace {
+
+void expectConsistent(const MemoryTimeline& timeline, const StepSchedule& schedule, const std::string& what) {
+  const size_t steps = schedule.nodes.size();
+  ASSERT_EQ(timeline.live.size(), steps) << what;
+  ASSERT_EQ(timeline.total.size(), steps) << what;
+  ASSERT_GT(steps, 0u) << what;
+  uint64_t largest = 0;
+  for (size_t i = 0; i < steps; ++i) {
+    EXPECT_EQ(timeline.total[i], std::accumulate(timeline.live[i].begin(), timeline.live[i].end(), uint64_t{0}))
+        << what << " step " << i;
+    largest = std::max(largest, timeline.total[i]);
+  }
+  EXPECT_EQ(timeline.peakBytes, largest) << what;
+  ASSERT_LT(timeline.peakStep, steps) << what;
+  EXPECT_EQ(timeline.total[timeline.peakStep], timeline.peakBytes) << what;
+  EXPECT_EQ(timeline.atPeak, timeline.live[timeline.peakStep]) << what;
+  // Weights are held for the whole step.
+  const auto weights = static_cast<size_t>(MemoryCategory::Weights);
+  for (size_t i = 1; i < steps; ++i) EXPECT_EQ(timeline.live[i][weights], timeline.live[0][weights]) << what << " step " << i;
+  // Storages lie within the step, and the series at each step is the sum of the storages live then.
+  std::vector<uint64_t> fromStorages(steps, 0);
+  for (const StorageLife& s : timeline.storages) {
+    ASSERT_LE(s.first, s.last) << what << " " << s.node;
+    ASSERT_LT(s.last, steps) << what << " " << s.node;
+    for (uint32_t i = s.first; i <= s.last; ++i) fromStorages[i] += s.bytes;
+  }
+  for (size_t i = 0; i < steps; ++i) EXPECT_EQ(fromStorages[i], timeline.total[i]) << what << " step " << i;
+}
+
+TEST(MemoryTimeline, TrainingStepsAreSelfConsistent) {
+  for (const auto& [capture, graphId] : {std::pair{"captures/llama3_8b_2l_tiny_train.log.gz", "0/0:aot_joint_graph"},
+                                         std::pair{"captures/mixtral_2l_tiny_train.log.gz", "0/0:aot_joint_graph"},
+                                         std::pair{"captures/gpt2_tiny_train.log.gz", "1/0_1:aot_joint_graph"}}) {
+    const testing::SampleGraph sample = testing::loadSampleGraph(capture, graphId);
+    const JointInfo joint = analyzeJoint(*sample.graph);
+    ASSERT_TRUE(joint.joint) << capture;
+    // Saving only the primals: the most recomputation, the backward recomputes what it reads.
+    const StepPartition partition = partitionJoint(*sample.graph, joint, joint.primals);
+    ASSERT_TRUE(partition.valid()) << capture;
+    const StepSchedule schedule = trainingSchedule(partition);
+    EXPECT_EQ(schedule.backwardStart, partition.forward.size()) << capture;
+    EXPECT_EQ(schedule.nodes.size(), partition.forward.size() + partition.backward.size()) << capture;
+    const MemoryTimeline timeline = memoryTimeline(*sample.graph, sample.inputs, schedule, &joint, &partition);
+    expectConsistent(timeline, schedule, capture);
+    // Recomputed values exist only in the backward; nothing is saved when only primals are.
+    const auto recomputed = static_cast<size_t>(MemoryCategory::Recomputed);
+    for (size_t i = 0; i < schedule.backwardStart; ++i) EXPECT_EQ(timeline.live[i][recomputed], 0u) << capture << " step " << i;
+    EXPECT_TRUE(std::any_of(timeline.live.begin(), timeline.live.end(), [&](const auto& l) { return l[recomputed] > 0; }))
+        << capture;
+  }
+}
+
+TEST(MemoryTimeline, InferenceRunsInProgramOrder) {
+  const testing::SampleGraph sample =
+      testing::loadSampleGraph("captures/llama3_8b_2l_tiny_infer.log.gz", "0/0:aot_inference_graph");
+  const StepSchedule schedule = programSchedule(*sample.graph);
+  EXPECT_TRUE(std::is_sorted(schedule.nodes.begin(), schedule.nodes.end()));
+  EXPECT_EQ(schedule.backwardStart, schedule.nodes.size());
+  const MemoryTimeline timeline = memoryTimeline(*sample.graph, sample.inputs, schedule, nullptr, nullptr);
+  expectConsistent(timeline, schedule, "llama inference");
+  EXPECT_GT(timeline.live[0][static_cast<size_t>(MemoryCategory::Weights)], 0u);
+}
+
+TEST(MemoryTimeline, CategoryNamesAreDistinct) {
+  std::vector<std::string_view> names;
+  for (size_t c = 0; c < kMemoryCategoryCount; ++c) names.push_back(memoryCategoryName(static_cast<MemoryCategory>(c)));
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
+}
+
+}  // namespace
+}  // namespace lathe::analysis
