@@ -387,13 +387,14 @@ class GroupGenerator {
   }
 
   GeneratedKernel generate() {
+    orderNodes();
     collectInterface();
     kernel_.group = group_.id;
     kernel_.kind = group_.kind;
     const std::string anchor = identifier(graph_.name(group_.anchor));
     kernel_.name = "lathe_g" + std::to_string(group_.id) + "_" + anchor;
     kernel_.launch = "lathe_launch_g" + std::to_string(group_.id);
-    for (NodeId node : group_.nodes) kernel_.fx.push_back(fxLine(graph_, node));
+    for (NodeId node : nodes_) kernel_.fx.push_back(fxLine(graph_, node));
     reduction_ = group_.kind == "pointwise" ? ir::kNoNode : group_.anchor;
     std::string kernels = reduction_ == ir::kNoNode ? pointwiseKernels() : reductionKernels();
     kernel_.bytes = trafficBytes();
@@ -407,12 +408,25 @@ class GroupGenerator {
 
   bool member(NodeId node) const { return members_.contains(node); }
 
+  // The group's nodes in program order, each once, and its anchor one of them: a plan bundle may
+  // hold any list (the fusion pass writes sorted ones), and the checks below read nodes in order.
+  void orderNodes() {
+    if (group_.nodes.empty()) unsupported("the group has no nodes");
+    nodes_ = group_.nodes;
+    std::sort(nodes_.begin(), nodes_.end());
+    if (const auto twice = std::adjacent_find(nodes_.begin(), nodes_.end()); twice != nodes_.end())
+      unsupported(std::string(graph_.name(*twice)) + " is listed twice");
+    if (group_.anchor == ir::kNoNode) unsupported("the group has no anchor");
+    if (!member(group_.anchor))
+      unsupported("its anchor " + std::string(graph_.name(group_.anchor)) + " is not one of its nodes");
+  }
+
   // Bytes a launch moves: every tensor once, except a table read only through gathers
   // (embedding, index, gather), of which at most the gathered elements are read.
   uint64_t trafficBytes() {
     std::map<NodeId, uint64_t> gathered;  // table input -> bytes its gathers pick
     std::set<NodeId> readWhole;
-    for (NodeId node : group_.nodes) {
+    for (NodeId node : nodes_) {
       const auto inputs = graph_.inputs(node);
       const Shaping shaping = opOf(graph_, node).shaping;
       const ir::Node& info = graph_.node(node);
@@ -438,6 +452,7 @@ class GroupGenerator {
   }
 
   static uint64_t tensorBytes(const TensorSpec& spec) {
+    if (product(spec.sizes) == 0) return 0;
     int64_t extent = 1;
     for (size_t d = 0; d < spec.sizes.size(); ++d) extent += (spec.sizes[d] - 1) * spec.strides[d];
     return static_cast<uint64_t>(extent) * ir::dtypeSize(spec.dtype);
@@ -467,10 +482,19 @@ class GroupGenerator {
     return meta;
   }
 
+  // Sizes whose products the generator may form with every dimension (rows, row sizes, element
+  // counts) without overflow, and whose indices the kernels' 64-bit arithmetic holds.
   const Shape& shape(NodeId node) {
     if (auto it = shapes_.find(node); it != shapes_.end()) return it->second;
     Shape sizes;
-    for (const ir::SymDim& d : tensorMeta(node).sizes) sizes.push_back(dimValue(d));
+    int64_t elements = 1;  // of the non-empty dimensions
+    for (const ir::SymDim& d : tensorMeta(node).sizes) {
+      const int64_t size = dimValue(d);
+      if (size < 0) unsupported(std::string(graph_.name(node)) + " has a negative size");
+      if (size > 0 && (__builtin_mul_overflow(elements, size, &elements) || elements > kMaxElements))
+        unsupported(std::string(graph_.name(node)) + " has more than 2^48 elements");
+      sizes.push_back(size);
+    }
     return shapes_.emplace(node, std::move(sizes)).first->second;
   }
 
@@ -490,6 +514,14 @@ class GroupGenerator {
     } else {
       out.strides = contiguousStrides(out.sizes);
     }
+    int64_t extent = 1;  // elements from the first to the last, as tensorBytes counts them
+    for (size_t d = 0; d < out.sizes.size(); ++d) {
+      if (out.strides[d] < 0) unsupported(out.name + " has a negative stride");
+      int64_t span = 0;
+      if (out.sizes[d] > 1 && (__builtin_mul_overflow(out.sizes[d] - 1, out.strides[d], &span) ||
+                               __builtin_add_overflow(extent, span, &extent) || extent > kMaxElements))
+        unsupported(out.name + " spans more than 2^48 elements");
+    }
     storageType(meta.dtype);  // refuses dtypes without a storage type
     return out;
   }
@@ -506,7 +538,7 @@ class GroupGenerator {
 
   // Inputs: values read from outside the group, in first-use order. Outputs: members read outside.
   void collectInterface() {
-    for (NodeId node : group_.nodes) {
+    for (NodeId node : nodes_) {
       for (NodeId in : graph_.inputs(node)) {
         if (member(in) || inputSlot_.contains(in)) continue;
         if (graph_.node(in).meta.kind != ir::ValueKind::Tensor) {
@@ -516,7 +548,7 @@ class GroupGenerator {
         kernel_.inputs.push_back(spec(in));
       }
     }
-    for (NodeId node : group_.nodes) {
+    for (NodeId node : nodes_) {
       const bool outside = std::any_of(graph_.users(node).begin(), graph_.users(node).end(),
                                        [&](NodeId user) { return !member(user) && !readsOnlyMetadata(user); });
       if (!outside) continue;
@@ -623,17 +655,22 @@ class GroupGenerator {
   // index of the chunk's first element; nullopt for anything else or a shift that breaks the
   // chunk's alignment.
   std::optional<std::string> chunkRunStart(const std::string& dim) const {
-    if (dim.starts_with("(jb_") && dim.ends_with(" + e)")) return dim.substr(1, dim.size() - 6);
-    if (dim.size() < 8 || dim.front() != '(' || !dim.ends_with("LL)")) return std::nullopt;
-    const size_t digits = dim.find_last_not_of("0123456789", dim.size() - 4);
-    if (digits == std::string::npos || digits < 3 || digits == dim.size() - 4) return std::nullopt;
-    const std::string_view sign = std::string_view(dim).substr(digits - 2, 3);
-    if (sign != " + " && sign != " - ") return std::nullopt;
-    const int64_t shift = std::stoll(dim.substr(digits + 1, dim.size() - 4 - digits));
-    if (shift % chunk_->width != 0) return std::nullopt;
-    const auto inner = chunkRunStart(dim.substr(1, digits - 3));
-    if (!inner) return std::nullopt;
-    return "(" + *inner + std::string(sign) + std::to_string(shift) + "LL)";
+    std::vector<std::string> shifts;  // " + 64LL)", from the outermost in
+    std::string_view inner = dim;
+    while (!(inner.starts_with("(jb_") && inner.ends_with(" + e)"))) {
+      if (inner.size() < 8 || inner.front() != '(' || !inner.ends_with("LL)")) return std::nullopt;
+      const size_t digits = inner.find_last_not_of("0123456789", inner.size() - 4);
+      if (digits == std::string_view::npos || digits < 3 || digits == inner.size() - 4) return std::nullopt;
+      const std::string_view sign = inner.substr(digits - 2, 3);
+      if (sign != " + " && sign != " - ") return std::nullopt;
+      const int64_t shift = std::stoll(std::string(inner.substr(digits + 1, inner.size() - 4 - digits)));
+      if (shift % chunk_->width != 0) return std::nullopt;
+      shifts.push_back(std::string(sign) + std::to_string(shift) + "LL)");
+      inner = inner.substr(1, digits - 3);
+    }
+    std::string start(inner.substr(1, inner.size() - 6));
+    for (auto shift = shifts.rbegin(); shift != shifts.rend(); ++shift) start = "(" + start + *shift;
+    return start;
   }
 
   // A load in a chunked vector kernel, outside any branch: a value the whole chunk shares is loaded
@@ -698,9 +735,18 @@ class GroupGenerator {
       expr += strides[d] == 1 ? index.dims[d] : index.dims[d] + " * " + std::to_string(strides[d]) + "LL";
     }
     if (expr.empty()) return "0LL";
-    const std::string name = temp();
-    line("const long long " + name + " = " + expr + ";");
-    return name;
+    return indexConstant(expr);
+  }
+
+  // `expr` as a constant of the scope, declared once per scope (memoized as values are: a value
+  // asked for again, a Deferred one's requester among them, builds the same indices).
+  std::string indexConstant(const std::string& expr) {
+    Val& known = memo_["= " + expr];
+    if (known.expr.empty()) {
+      known = {temp(), CType::Int};
+      line("const long long " + known.expr + " = " + expr + ";");
+    }
+    return known.expr;
   }
 
   // The operand's index for an element of `to`, numpy broadcasting (sizes aligned at the right).
@@ -766,8 +812,14 @@ class GroupGenerator {
     return k;
   }
 
+  size_t inputSlot(NodeId node) const {
+    const auto it = inputSlot_.find(node);
+    if (it == inputSlot_.end()) unsupported("reads " + std::string(graph_.name(node)) + ", which it does not take in");
+    return it->second;
+  }
+
   Val load(NodeId node, const Index& index) {
-    const size_t slot = inputSlot_.at(node);
+    const size_t slot = inputSlot(node);
     const TensorSpec& tensor = kernel_.inputs[slot];
     const std::string off = offset(index, tensor);
     const CType type = computeType(tensor.dtype);
@@ -788,15 +840,64 @@ class GroupGenerator {
     return value(arg->node, broadcast(index, shape(node), shape(arg->node)));
   }
 
+  // Emission recurses through the operands of each member (value -> compute -> value): a level per
+  // node along a chain of the group. To bound the native stack, a member kDeferDepth levels below
+  // the innermost `evaluate` (or kMaxStackDepth levels deep in all) is thrown back to that evaluate
+  // as Deferred, which emits it first, from its own level, then asks again for what it was asked.
+  // What the first attempt emitted is memoized (indices too), so the second meets it and goes on
+  // where the first stopped: the kernel is the one unbounded recursion would emit, but that a
+  // scatter asked again numbers its temporaries anew. Each branch and loop body is an evaluate of
+  // its own, so a deferral never leaves its scope; a body that starts kMaxStackDepth levels deep
+  // refuses the group.
+  struct Deferred {
+    NodeId node;
+    Index index;
+  };
+
+  Val evaluate(NodeId node, const Index& index) {
+    const int outerBase = depthBase_;
+    depthBase_ = depth_;
+    std::vector<Deferred> pending{{node, index}};
+    Val result;
+    while (!pending.empty()) {
+      try {
+        result = value(pending.back().node, pending.back().index);
+        pending.pop_back();
+      } catch (Deferred& deeper) {
+        depth_ = depthBase_;
+        pending.push_back(std::move(deeper));
+      }
+    }
+    depthBase_ = outerBase;
+    return result;
+  }
+
   Val value(NodeId node, const Index& index) {
     const std::string k = key(node, index);
     if (auto it = memo_.find(k); it != memo_.end()) return it->second;
+    if (index.dims.size() != shape(node).size()) {
+      unsupported(std::string(graph_.name(node)) + " is read with " + std::to_string(index.dims.size()) +
+                  " indices for its " + std::to_string(shape(node).size()) + " dimensions");
+    }
+    if (k.size() > kMaxIndexText)
+      unsupported("index expressions of more than " + std::to_string(kMaxIndexText) + " characters");
+    if (static_cast<size_t>(temps_) > kMaxValuesPerNode * nodes_.size()) {
+      unsupported("more than " + std::to_string(kMaxValuesPerNode) +
+                  " values per node (operands read in ever more ways)");
+    }
     Val result;
     if (!member(node)) {
       result = load(node, index);
     } else {
+      if (depth_ - depthBase_ == kDeferDepth || depth_ == kMaxStackDepth) {
+        if (depth_ == depthBase_)
+          unsupported("values nested more than " + std::to_string(kMaxStackDepth) + " deep through branches and loops");
+        throw Deferred{node, index};
+      }
+      ++depth_;
       const ir::DType dtype = tensorMeta(node).dtype;
       result = cast(compute(node, index), computeType(dtype));
+      --depth_;
       // Values inside the group stay fp32, as in Inductor's kernels (its default, which does not
       // emulate eager's rounding after every op): a conversion the program asks for rounds, the
       // stores round, the rest does not, which spares a conversion per op and per element and
@@ -846,19 +947,27 @@ class GroupGenerator {
         Index from{std::vector<std::string>(own.size()), ""};
         for (size_t d = 0; d < order.size(); ++d)
           from.dims[static_cast<size_t>(normalizeDim(order[d], own.size()))] = index.dims[d];
+        if (std::find(from.dims.begin(), from.dims.end(), "") != from.dims.end())
+          unsupported("permute dims that are not a permutation");
         return value(base, from);
       }
       case Shaping::Slice: {
         const NodeId base = input0();
         const Shape& baseShape = shape(base);
+        if (baseShape.size() != own.size()) unsupported("slice of another rank");
         const auto dim =
             static_cast<size_t>(normalizeDim(intArg(argument(graph_, node, 1, "dim"), "slice dim"), own.size()));
         const Arg* startArg = argument(graph_, node, 2, "start");
         int64_t start = startArg == nullptr || startArg->kind == Arg::Kind::None ? 0 : intArg(startArg, "slice start");
         const Arg* stepArg = argument(graph_, node, 4, "step");
         const int64_t step = stepArg == nullptr ? 1 : intArg(stepArg, "slice step");
+        if (step < 1) unsupported("slice step below 1");
         if (start < 0) start += baseShape[dim];
         start = std::clamp<int64_t>(start, 0, baseShape[dim]);
+        int64_t last = 0;  // the base's element the slice ends at
+        if (own[dim] > 0 && (__builtin_mul_overflow(own[dim] - 1, step, &last) ||
+                             __builtin_add_overflow(last, start, &last) || last >= baseShape[dim]))
+          unsupported("slice beyond its base");
         Index from{index.dims, ""};
         std::string d = index.dims[dim];
         if (step != 1) d = "(" + d + " * " + std::to_string(step) + "LL)";
@@ -869,10 +978,12 @@ class GroupGenerator {
       case Shaping::Select: {
         const NodeId base = input0();
         const Shape& baseShape = shape(base);
+        if (baseShape.size() != own.size() + 1) unsupported("select of another rank");
         const auto dim =
             static_cast<size_t>(normalizeDim(intArg(argument(graph_, node, 1, "dim"), "select dim"), baseShape.size()));
         int64_t at = intArg(argument(graph_, node, 2, "index"), "select index");
         if (at < 0) at += baseShape[dim];
+        if (at < 0 || at >= baseShape[dim]) unsupported("select index out of range");
         Index from{index.dims, ""};
         from.dims.insert(from.dims.begin() + static_cast<std::ptrdiff_t>(dim), std::to_string(at) + "LL");
         return value(base, from);
@@ -882,14 +993,14 @@ class GroupGenerator {
         const Arg* indicesArg = argument(graph_, node, 1, "indices");
         if (indicesArg == nullptr || indicesArg->kind != Arg::Kind::Node) unsupported("embedding without indices");
         if (member(weight)) unsupported("embedding of a table computed in the group");
-        const TensorSpec& table = kernel_.inputs[inputSlot_.at(weight)];
+        const TensorSpec& table = kernel_.inputs[inputSlot(weight)];
         if (table.sizes.size() != 2 || index.dims.empty()) unsupported("embedding of a table that is not 2-D");
         if (shape(indicesArg->node).size() + 1 != own.size()) unsupported("embedding indices of another rank");
         Index rows{std::vector<std::string>(index.dims.begin(), index.dims.end() - 1), ""};
         const Val row = cast(value(indicesArg->node, rows), CType::Int);
         std::string off = row.expr + " * " + std::to_string(table.strides[0]) + "LL";
         if (table.sizes[1] != 1) off += " + " + index.dims.back() + " * " + std::to_string(table.strides[1]) + "LL";
-        return {"lathe::ld(in" + std::to_string(inputSlot_.at(weight)) + ", " + off + ")", computeType(table.dtype)};
+        return {"lathe::ld(in" + std::to_string(inputSlot(weight)) + ", " + off + ")", computeType(table.dtype)};
       }
       case Shaping::Gather: return name == "gather" ? gatherDim(node, index) : gather(node, index);
       case Shaping::Scatter: return scatter(node, index, out);
@@ -1026,10 +1137,7 @@ class GroupGenerator {
 
   std::string wrapped(const Val& at, int64_t size) {
     const Val i = cast(at, CType::Int);
-    const std::string name = temp();
-    line("const long long " + name + " = " + i.expr + " < 0 ? " + i.expr + " + " + std::to_string(size) +
-         "LL : " + i.expr + ";");
-    return name;
+    return indexConstant(i.expr + " < 0 ? " + i.expr + " + " + std::to_string(size) + "LL : " + i.expr);
   }
 
   // gather(self, dim, index): out[..., i_dim, ...] = self[..., index[..., i_dim, ...], ...].
@@ -1073,10 +1181,10 @@ class GroupGenerator {
     indent_ += 2;
     Index at{index.dims, ""};
     at.dims[dim] = k;
-    const std::string target = wrapped(value(by->node, at), own[dim]);
+    const std::string target = wrapped(evaluate(by->node, at), own[dim]);
     line("if (" + target + " == " + index.dims[dim] + ") {");
     indent_ += 2;
-    const Val v = source->kind == Arg::Kind::Node ? value(source->node, at) : literal(*source);
+    const Val v = source->kind == Arg::Kind::Node ? evaluate(source->node, at) : literal(*source);
     line(result + " = " + cast(v, out).expr + ";");
     indent_ -= 2;
     line("}");
@@ -1104,8 +1212,8 @@ class GroupGenerator {
       Index from{index.dims, ""};
       if (start != 0) from.dims[dim] = "(" + index.dims[dim] + " - " + std::to_string(start) + "LL)";
       start += partShape[dim];
-      branches.push_back(
-          {index.dims[dim] + " < " + std::to_string(start) + "LL", [this, part, from] { return value(part, from); }});
+      branches.push_back({index.dims[dim] + " < " + std::to_string(start) + "LL",
+                          [this, part, from] { return evaluate(part, from); }});
       if (chunkFirst && start % chunk_->width == 0)
         branches.back().chunkCondition = *chunkFirst + " < " + std::to_string(start) + "LL";
     }
@@ -1139,7 +1247,7 @@ class GroupGenerator {
     if (step < 1) unsupported("slice_scatter step below 1");
     const Shape& sourceShape = shape(source->node);
     for (size_t d = 0; d < own.size(); ++d) {
-      const int64_t want = d == dim ? (end > start ? (end - start + step - 1) / step : 0) : own[d];
+      const int64_t want = d == dim ? (end > start ? (end - start - 1) / step + 1 : 0) : own[d];
       if (sourceShape[d] != want) unsupported("slice_scatter source of another shape than its slice");
     }
     const std::string& at = index.dims[dim];
@@ -1152,8 +1260,8 @@ class GroupGenerator {
     Index fromSource{index.dims, ""};
     fromSource.dims[dim] = within;
     const NodeId src = source->node, self = base->node;
-    std::vector<Branch> branches{{condition, [this, src, fromSource] { return value(src, fromSource); }},
-                                 {"", [this, self, index] { return value(self, index); }}};
+    std::vector<Branch> branches{{condition, [this, src, fromSource] { return evaluate(src, fromSource); }},
+                                 {"", [this, self, index] { return evaluate(self, index); }}};
     const std::optional<std::string> chunkFirst = chunk_ ? chunkRunStart(at) : std::nullopt;
     if (chunkFirst && step == 1 && start % chunk_->width == 0 && end % chunk_->width == 0) {
       branches.front().chunkCondition =
@@ -1163,12 +1271,14 @@ class GroupGenerator {
   }
 
   Val creation(NodeId node, std::string_view name, const Index& index, CType out) {
+    if ((name == "iota" || name == "arange") && index.dims.size() != 1)
+      unsupported(std::string(name) + " that is not 1-D");
     if (name == "iota") {
       const Arg* start = kwarg(graph_, node, "start");
       const Arg* step = kwarg(graph_, node, "step");
       const Val first = start == nullptr ? Val{"0LL", CType::Int} : literal(*start);
       const Val by = step == nullptr ? Val{"1LL", CType::Int} : literal(*step);
-      return {"(" + cast(first, out).expr + " + " + cast({index.dims.at(0), CType::Int}, out).expr + " * " +
+      return {"(" + cast(first, out).expr + " + " + cast({index.dims[0], CType::Int}, out).expr + " * " +
                   cast(by, out).expr + ")",
               out};
     }
@@ -1178,7 +1288,7 @@ class GroupGenerator {
       const Arg* step = overload == "start_step" ? argument(graph_, node, 2, "step") : kwarg(graph_, node, "step");
       const Val from = overload == "default" || first == nullptr ? Val{"0LL", CType::Int} : literal(*first);
       const Val by = step == nullptr ? Val{"1LL", CType::Int} : literal(*step);
-      return {"(" + cast(from, out).expr + " + " + cast({index.dims.at(0), CType::Int}, out).expr + " * " +
+      return {"(" + cast(from, out).expr + " + " + cast({index.dims[0], CType::Int}, out).expr + " * " +
                   cast(by, out).expr + ")",
               out};
     }
@@ -1423,7 +1533,7 @@ class GroupGenerator {
       const TensorSpec& out = kernel_.outputs[k];
       if (product(out.sizes) != count) continue;
       const Index index = outputIndex(linear, out);
-      const Val v = value(outputNodes_[k], index);
+      const Val v = evaluate(outputNodes_[k], index);
       const std::string off = offset(index, out);
       if (vectorMode_ && off == "j") {
         directOutputs_.insert(k);
@@ -1593,7 +1703,7 @@ class GroupGenerator {
   // its own row (see the header): the value they reach is the one this block reduced.
   std::optional<std::string> acrossRows(int64_t rows, int64_t total) {
     std::set<NodeId> after{reduction_};
-    for (NodeId node : group_.nodes) {
+    for (NodeId node : nodes_) {
       if (node == reduction_) continue;
       const auto inputs = graph_.inputs(node);
       const bool reads = std::any_of(inputs.begin(), inputs.end(), [&](NodeId in) { return after.contains(in); });
@@ -1718,12 +1828,26 @@ class GroupGenerator {
   static constexpr int64_t kSMs = 132;
   // pow with an integer exponent up to this size is written as multiplications.
   static constexpr double kUnrolledPowerLimit = 8;
+  // Elements of a tensor the generator takes (256 Ti, more than any device holds).
+  static constexpr int64_t kMaxElements = int64_t{1} << 48;
+  // Bounds on the native recursion of emission (see evaluate), in members being computed: a level
+  // takes 30 KiB of stack in a sanitizer build.
+  static constexpr int kDeferDepth = 16;
+  static constexpr int kMaxStackDepth = 48;
+  // Bounds on what a kernel may grow to where operands are read in ever more ways (the values to
+  // emit double per node where each node reads the one before in two branches): values emitted
+  // per node of the group (the samples' kernels emit at most 13), and the length of an index
+  // (slices of slices nest their offsets).
+  static constexpr size_t kMaxValuesPerNode = 256;
+  static constexpr size_t kMaxIndexText = 1 << 14;
 
   // The reduction at `index` of its result, as a loop inside the element that reads it.
   Val inlineReduction(const Index& index) {
     const RowPlan& p = rows_;
     const Shape& sourceShape = shape(p.source);
     const bool keepdim = shape(reduction_).size() == sourceShape.size();
+    if (!keepdim && shape(reduction_).size() != p.kept.size())
+      unsupported(std::string(graph_.name(reduction_)) + " has neither its operand's rank nor its kept dimensions'");
     const std::string acc = temp(), k = temp();
     line(std::string(cTypeName(p.reduce.accumulator)) + " " + acc + " = " + p.reduce.identity + ";");
     line("for (long long " + k + " = 0; " + k + " < " + std::to_string(p.rowSize) + "LL; ++" + k + ") {");
@@ -1737,10 +1861,10 @@ class GroupGenerator {
         at.dims[d] = within.dims[reducedAt++];
         if (keepdim) ++ownAt;
       } else {
-        at.dims[d] = index.dims.at(ownAt++);
+        at.dims[d] = index.dims[ownAt++];
       }
     }
-    const Val x = cast(value(p.source, at), p.reduce.accumulator);
+    const Val x = cast(evaluate(p.source, at), p.reduce.accumulator);
     line(acc + " = " + p.reduce.combine + "()(" + acc + ", " + x.expr + ");");
     indent_ -= 2;
     memo_ = saved;
@@ -1773,8 +1897,8 @@ class GroupGenerator {
 
   // Reduced dimensions before every kept one (size-1 dimensions aside): element k of row r is
   // element k * rows + r of the operand, so consecutive rows are consecutive in memory (columns).
-  bool leadingReduced() const {
-    const Shape& sizes = shapes_.at(rows_.source);
+  bool leadingReduced() {
+    const Shape& sizes = shape(rows_.source);
     bool kept = false;
     for (size_t d = 0; d < sizes.size(); ++d) {
       if (sizes[d] == 1) continue;
@@ -1788,7 +1912,7 @@ class GroupGenerator {
   // the reduced value (each element is visited once, by some thread of the strip's block).
   bool columnOutputs() {
     std::set<NodeId> after{reduction_};
-    for (NodeId node : group_.nodes) {
+    for (NodeId node : nodes_) {
       const auto inputs = graph_.inputs(node);
       if (std::any_of(inputs.begin(), inputs.end(), [&](NodeId in) { return after.contains(in); })) after.insert(node);
     }
@@ -1837,7 +1961,7 @@ class GroupGenerator {
     indent_ += 2;
     line("const long long j = k * " + std::to_string(rows) + "LL + row;");
     // Split from j (not from k and row), so that outputs of the operand's shape share its loads.
-    const Val x = cast(value(rows_.source, split("j", sourceShape)), reduce.accumulator);
+    const Val x = cast(evaluate(rows_.source, split("j", sourceShape)), reduce.accumulator);
     line("acc = " + reduce.combine + "()(acc, " + x.expr + ");");
     storeOutputs("j", rows_.total);
     indent_ -= 2;
@@ -1984,7 +2108,7 @@ class GroupGenerator {
     vectorMode_ = true;
     std::string element;
     resetBody(&element, 8);
-    const Val x = cast(value(rows_.source, split("j", shape(rows_.source))), reduce.accumulator);
+    const Val x = cast(evaluate(rows_.source, split("j", shape(rows_.source))), reduce.accumulator);
     line("acc[e] = " + reduce.combine + "()(acc[e], " + x.expr + ");");
     storeOutputs("j", rows_.total);
     vectorMode_ = false;
@@ -2100,8 +2224,8 @@ class GroupGenerator {
 
   // Reduced dimensions after every kept one (size-1 dimensions aside): row r is the elements
   // r * rowSize ... (r + 1) * rowSize - 1 of the reduction's operand, so rows can be read in chunks.
-  bool trailingRows() const {
-    const Shape& sizes = shapes_.at(rows_.source);
+  bool trailingRows() {
+    const Shape& sizes = shape(rows_.source);
     bool reduced = false;
     for (size_t d = 0; d < sizes.size(); ++d) {
       if (sizes[d] == 1) continue;
@@ -2198,7 +2322,7 @@ class GroupGenerator {
     auto pass = [&](const std::string& accumulator, const std::string& center) {
       line(acc + " " + accumulator + " = " + reduce.identity + ";");
       rowLoop([&] {
-        const Val x = cast(value(source, rowElement()), reduce.accumulator);
+        const Val x = cast(evaluate(source, rowElement()), reduce.accumulator);
         if (center.empty()) {
           line(accumulator + " = " + reduce.combine + "()(" + accumulator + ", " + x.expr + ");");
         } else {
@@ -2218,7 +2342,7 @@ class GroupGenerator {
       // Softmax statistics in one pass: the running maximum and the sum of exp(x - maximum).
       line("float red_max = lathe::Identity<float>::lowest(), red_sum = 0.0f;");
       rowLoop([&] {
-        line("lathe::online_add(red_max, red_sum, " + cast(value(source, rowElement()), CType::Float).expr + ");");
+        line("lathe::online_add(red_max, red_sum, " + cast(evaluate(source, rowElement()), CType::Float).expr + ");");
       });
       if (laneRows_ != 0) {
         line("lathe::lane_reduce_online<" + std::to_string(laneRows_) + ">(red_max, red_sum);");
@@ -2345,7 +2469,7 @@ class GroupGenerator {
 
   std::string sourceFile(const std::string& kernels) const {
     std::string text = "// Generated by lathe export: fusion group " + std::to_string(group_.id) + " (" + group_.kind +
-                       "), " + std::to_string(group_.nodes.size()) + " nodes.\n";
+                       "), " + std::to_string(nodes_.size()) + " nodes.\n";
     for (const std::string& fx : kernel_.fx) text += "//   " + fx + "\n";
     text += "#include \"" + std::string(kCommonHeaderName) + "\"\n\n";
     // nvcc reads all of it; on the NVRTC path, NVRTC the kernels and the host compiler the rest.
@@ -2383,6 +2507,7 @@ class GroupGenerator {
   const plan::FusionGroup& group_;
   const SymbolHints& hints_;
   std::set<NodeId> members_;
+  std::vector<NodeId> nodes_;  // the group's, in program order
   std::map<NodeId, size_t> inputSlot_;
   std::vector<NodeId> outputNodes_;
   std::map<NodeId, Shape> shapes_;
@@ -2401,6 +2526,9 @@ class GroupGenerator {
   std::string* body_ = nullptr;
   int indent_ = 0;
   int temps_ = 0;
+  // Members being computed (value -> compute nesting), and their number at the innermost
+  // evaluate: see evaluate().
+  int depth_ = 0, depthBase_ = 0;
   std::map<std::string, Val> memo_;
   bool vectorMode_ = false;
   std::set<size_t> directInputs_, directOutputs_;
@@ -2757,17 +2885,39 @@ std::string symbolsHeader(const std::vector<Symbol>& symbols) {
   return text;
 }
 
+namespace {
+
+// A group whose kernel would clash with an earlier group's: the same id (kernel names are made of
+// it), or a node that group computes already.
+void requireDistinct(const ir::Graph& graph, const plan::FusionGroup& group, std::map<NodeId, int32_t>& groupOf,
+                     std::set<int32_t>& ids) {
+  if (group.id < 0) unsupported("group id " + std::to_string(group.id) + " is negative");
+  if (ids.contains(group.id)) unsupported("an earlier group has id " + std::to_string(group.id));
+  for (NodeId node : group.nodes) {
+    const auto earlier = groupOf.find(node);
+    if (earlier != groupOf.end() && earlier->second != group.id) {
+      unsupported(std::string(graph.name(node)) + " is in fusion group " + std::to_string(earlier->second) + " too");
+    }
+  }
+  ids.insert(group.id);
+  for (NodeId node : group.nodes) groupOf.emplace(node, group.id);
+}
+
+}  // namespace
+
 KernelSet generateKernels(const ir::Graph& graph, const plan::PlanState& state) {
   const SymbolHints hints = symbolHints(graph);
   KernelSet set;
   std::set<std::string> symbols;
+  std::map<NodeId, int32_t> groupOf;
+  std::set<int32_t> ids;
   for (const plan::FusionGroup& group : state.groups) {
-    for (NodeId node : group.nodes) {
-      if (node >= graph.size())
-        throw Error(ErrorCode::Internal,
-                    "fusion group " + std::to_string(group.id) + " names a node outside the graph");
-    }
+    const bool outside = group.anchor != ir::kNoNode && group.anchor >= graph.size();
+    if (outside ||
+        std::any_of(group.nodes.begin(), group.nodes.end(), [&](NodeId node) { return node >= graph.size(); }))
+      throw Error(ErrorCode::Internal, "fusion group " + std::to_string(group.id) + " names a node outside the graph");
     try {
+      requireDistinct(graph, group, groupOf, ids);
       GeneratedKernel kernel = GroupGenerator(graph, group, hints).generate();
       symbols.insert(kernel.symbols.begin(), kernel.symbols.end());
       set.kernels.push_back(std::move(kernel));

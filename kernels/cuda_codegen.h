@@ -103,8 +103,10 @@ inline constexpr std::string_view kCommonHeaderName = "lathe_kernels.cuh";
 inline constexpr std::string_view kSymbolsHeaderName = "lathe_symbols.h";
 [[nodiscard]] std::string symbolsHeader(const std::vector<Symbol>& symbols);
 
-// Kernels for every group of `state` (node ids of `graph`). Throws Error(Internal) only when the
-// state does not belong to the graph.
+// Kernels for every group of `state` (node ids of `graph`). A group no fusion pass makes (no nodes
+// or no anchor, an anchor outside it, a node listed twice or also in an earlier group, an id that
+// is negative or repeats) is not generated, with the reason. Throws Error(Internal) only when the
+// state does not belong to the graph (a node id beyond it).
 [[nodiscard]] KernelSet generateKernels(const ir::Graph& graph, const plan::PlanState& state);
 
 // One node as an FX Python line over the names of its inputs ("mul_3 = torch.ops.aten.mul.Tensor(add_1,

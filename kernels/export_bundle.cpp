@@ -1,13 +1,16 @@
 #include "kernels/export_bundle.h"
 
-#include <stdlib.h>
+#include <sys/stat.h>
 
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "util/atomic_write.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
+#include "util/json_limits.h"
 
 namespace lathe::kernels {
 
@@ -21,13 +24,6 @@ json tensorJson(const TensorSpec& tensor) {
           {"dtype", std::string(ir::dtypeTorchName(tensor.dtype))},
           {"sizes", tensor.sizes},
           {"strides", tensor.strides}};
-}
-
-void writeText(const fs::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.flush();
-  if (!out) throw Error(ErrorCode::BadInput, "cannot write " + path.string());
 }
 
 // `driverApi`: the NVRTC path's library, which launches through the driver API.
@@ -99,24 +95,69 @@ the table.)
 
 // DIR may be replaced when it is empty or holds an export bundle (its manifest says so).
 void checkReplaceable(const fs::path& dir) {
+  struct stat info {};
+  if (stat(dir.c_str(), &info) != 0) {
+    if (errno == ENOENT) return;
+    throw Error(ErrorCode::BadInput, std::string("cannot write: ") + std::strerror(errno), {dir.string()});
+  }
+  if (S_ISREG(info.st_mode)) throw Error(ErrorCode::Usage, dir.string() + " exists and is not a directory");
+  if (!S_ISDIR(info.st_mode))
+    throw Error(ErrorCode::BadInput,
+                std::string("cannot write: it is ") + fileTypeName(info.st_mode) + ", not a directory", {dir.string()});
   std::error_code ec;
-  if (!fs::exists(dir, ec)) return;
-  if (!fs::is_directory(dir, ec)) throw Error(ErrorCode::Usage, dir.string() + " exists and is not a directory");
-  if (fs::is_empty(dir, ec)) return;
+  const bool empty = fs::is_empty(dir, ec);
+  if (ec) throw Error(ErrorCode::BadInput, "cannot list the folder: " + ec.message(), {dir.string()});
+  if (empty) return;
   const fs::path manifest = dir / kManifestName;
   if (fs::is_regular_file(manifest, ec)) {
-    const json j = json::parse(readFile(manifest), nullptr, false);
-    if (j.is_object() && j.value("format", "") == kKernelsFormat) return;
+    // Only its format is read; anything unreadable makes the folder not ours.
+    constexpr uint64_t kMaxManifestBytes = uint64_t{64} << 20;
+    try {
+      const json j = parseJsonBounded(readFile(manifest, kMaxManifestBytes), manifest.string());
+      if (j.is_object() && j.contains("format") && j["format"] == kKernelsFormat) return;
+    } catch (const Error&) {
+    } catch (const json::exception&) {
+    }
   }
   throw Error(ErrorCode::Usage,
               dir.string() + " exists and is not a lathe export bundle; give an empty or new directory");
 }
 
-fs::path makeTempDir(const fs::path& beside, const std::string& tag) {
-  std::string pattern = (beside.parent_path() / ("." + beside.filename().string() + "." + tag + "-XXXXXX")).string();
-  if (mkdtemp(pattern.data()) == nullptr)
-    throw Error(ErrorCode::BadInput, "cannot create a directory beside " + beside.string());
-  return pattern;
+// Names of the temporary folders beside DIR: the bundle being written, and the old one moved aside.
+constexpr std::string_view kTempTag = "tmp", kAsideTag = "old";
+
+// The new bundle in `fresh` goes to `output` (the old one moved aside first), then the companion
+// commits; when that fails the old bundle is put back. Signals are held back over the renames, so
+// that none stops lathe between them.
+void install(const fs::path& fresh, const fs::path& output, const BundleCompanion& companion) {
+  fs::path aside;
+  CleanupOnSignal removeAside;
+  {
+    const DeferSignals deferred;
+    struct stat info {};
+    if (lstat(output.c_str(), &info) == 0) aside = moveAside(output, kAsideTag);
+    if (rename(fresh.c_str(), output.c_str()) != 0) {
+      const int error = errno;
+      if (!aside.empty()) rename(aside.c_str(), output.c_str());
+      throw Error(ErrorCode::BadInput, std::string("cannot write: ") + std::strerror(error), {output.string()});
+    }
+    if (companion.commit) {
+      try {
+        companion.commit();
+      } catch (const Error& e) {
+        // The new bundle back to its temporary name (which the caller removes), the old one in place.
+        if (rename(output.c_str(), fresh.c_str()) == 0 && (aside.empty() || rename(aside.c_str(), output.c_str()) == 0))
+          throw;
+        std::error_code ec;
+        throw Error(e.code(), std::string(e.what()) + "; and the old bundle could not be put back: " + output.string() +
+                                  (fs::exists(output, ec) ? " holds the new bundle" : " is missing") +
+                                  (aside.empty() ? "" : ", the old one is in " + aside.string()));
+      }
+    }
+    if (!aside.empty()) removeAside = CleanupOnSignal::removing(aside);
+  }
+  std::error_code ignored;  // what is left of it is swept by the next export
+  if (!aside.empty()) fs::remove_all(aside, ignored);
 }
 
 }  // namespace
@@ -171,72 +212,71 @@ namespace {
 using CompileStep =
     std::function<void(const fs::path&, const fs::path&, const fs::path&, const fs::path&, const fs::path&)>;
 
-ExportResult writeBundle(const KernelSet& set, const ExportRequest& request, bool driverApi,
-                         const CompileStep& compile) {
-  const fs::path output = request.output.has_filename() ? request.output : request.output.parent_path();
-  checkReplaceable(output);
+ExportResult writeBundle(const KernelSet& set, const ExportRequest& request, bool driverApi, const CompileStep& compile,
+                         const BundleCompanion& companion) {
+  const fs::path given = request.output.has_filename() ? request.output : request.output.parent_path();
+  const fs::path output = followSymlinks(given);
   std::error_code ec;
   if (!output.parent_path().empty() && !fs::is_directory(output.parent_path(), ec)) {
     throw Error(ErrorCode::BadInput,
                 "no directory " + output.parent_path().string() + " to write " + output.filename().string() + " in");
   }
-  const fs::path temp = makeTempDir(output, "tmp");
+  const PathLock lock(output);  // exports into one folder take turns, from checking it to installing
+  checkReplaceable(output);
+  // Under the lock no other export is using one: any temporary folder beside DIR is a killed run's.
+  sweepStaleTemps(output, kTempTag, true);
+  sweepStaleTemps(output, kAsideTag, true);
+  const TempFolder temp = makeTempFolderBeside(output, kTempTag);
   try {
-    const fs::path src = temp / "src";
-    fs::create_directories(src);
-    writeText(src / std::string(kCommonHeaderName), commonHeader());
-    writeText(src / std::string(kSymbolsHeaderName), symbolsHeader(set.symbols));
+    const fs::path src = temp.path / "src";
+    makeFolder(src);
+    writeNewFile(src / std::string(kCommonHeaderName), commonHeader());
+    writeNewFile(src / std::string(kSymbolsHeaderName), symbolsHeader(set.symbols));
     std::string unit = "// Every kernel of the bundle in one translation unit: one compiler run compiles them all.\n";
     for (const GeneratedKernel& k : set.kernels) {
-      writeText(src / (k.name + ".cu"), k.source);
+      writeNewFile(src / (k.name + ".cu"), k.source);
       unit += "#include \"" + k.name + ".cu\"\n";
     }
-    const fs::path build = temp / "build";
-    fs::create_directories(build);
-    writeText(build / "lathe_all.cu", unit);
-    compile(build / "lathe_all.cu", src, temp / std::string(kLibraryName), temp / std::string(kFatbinName),
+    const fs::path build = temp.path / "build";
+    makeFolder(build);
+    writeNewFile(build / "lathe_all.cu", unit);
+    compile(build / "lathe_all.cu", src, temp.path / std::string(kLibraryName), temp.path / std::string(kFatbinName),
             build / "compile");
-    fs::remove_all(build);
-    writeText(temp / std::string(kManifestName), manifestJson(set, request));
-    writeText(temp / "README.md", readme(set, request, driverApi));
-    ExportResult result{output / std::string(kManifestName), readFatbinFile(temp / std::string(kFatbinName))};
-    // Into place: the old bundle aside, the new one in, the old one removed.
-    fs::path aside;
-    if (fs::exists(output, ec)) {
-      aside = makeTempDir(output, "old");
-      fs::remove(aside);
-      fs::rename(output, aside);
-    }
-    fs::rename(temp, output, ec);
-    if (ec) {
-      if (!aside.empty()) fs::rename(aside, output);
-      throw Error(ErrorCode::BadInput, "cannot write " + output.string() + ": " + ec.message());
-    }
-    if (!aside.empty()) fs::remove_all(aside, ec);
+    fs::remove_all(build, ec);
+    if (ec) throw Error(ErrorCode::BadInput, "cannot remove the build folder: " + ec.message(), {build.string()});
+    writeNewFile(temp.path / std::string(kManifestName), manifestJson(set, request));
+    writeNewFile(temp.path / "README.md", readme(set, request, driverApi));
+    ExportResult result{given / std::string(kManifestName), readFatbinFile(temp.path / std::string(kFatbinName))};
+    if (companion.prepare) companion.prepare();
+    install(temp.path, output, companion);
     return result;
   } catch (...) {
-    fs::remove_all(temp, ec);
+    fs::remove_all(temp.path, ec);
     throw;
   }
 }
 
 }  // namespace
 
-ExportResult writeExport(const KernelSet& set, const ExportRequest& request, const fs::path& nvcc) {
-  return writeBundle(set, request, false,
-                     [&](const fs::path& unit, const fs::path& src, const fs::path& library, const fs::path& fatbin,
-                         const fs::path& work) {
-                       compileKernels(nvcc, unit, {src.string()}, request.targets, library, fatbin, work);
-                     });
+ExportResult writeExport(const KernelSet& set, const ExportRequest& request, const fs::path& nvcc,
+                         const BundleCompanion& companion) {
+  return writeBundle(
+      set, request, false,
+      [&](const fs::path& unit, const fs::path& src, const fs::path& library, const fs::path& fatbin,
+          const fs::path& work) { compileKernels(nvcc, unit, {src.string()}, request.targets, library, fatbin, work); },
+      companion);
 }
 
-ExportResult writeExport(const KernelSet& set, const ExportRequest& request, const NvrtcToolchain& toolchain) {
-  return writeBundle(set, request, true,
-                     [&](const fs::path& unit, const fs::path& src, const fs::path& library, const fs::path& fatbin,
-                         const fs::path& work) {
-                       compileKernelsWithNvrtc(toolchain.nvrtc, toolchain.hostCompiler, unit, src, request.targets,
-                                               library, fatbin, work);
-                     });
+ExportResult writeExport(const KernelSet& set, const ExportRequest& request, const NvrtcToolchain& toolchain,
+                         const BundleCompanion& companion) {
+  return writeBundle(
+      set, request, true,
+      [&](const fs::path& unit, const fs::path& src, const fs::path& library, const fs::path& fatbin,
+          const fs::path& work) {
+        compileKernelsWithNvrtc(toolchain.nvrtc, toolchain.hostCompiler, unit, src, request.targets, library, fatbin,
+                                work);
+      },
+      companion);
 }
 
 }  // namespace lathe::kernels

@@ -14,6 +14,7 @@
 #include <set>
 #include <variant>
 
+#include "util/atomic_write.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
 
@@ -51,18 +52,33 @@ std::vector<fs::path> nvccCandidates() {
 }
 
 // Runs argv[0] (in `cwd` unless empty) with its output and errors into `log`; returns the exit
-// status (-1: did not start).
+// status (-1: did not start). The compiler runs in a process group of its own, killed with
+// everything it started when lathe is stopped by SIGTERM, SIGINT or SIGHUP (util/atomic_write.h);
+// a terminal's Ctrl-C reaches lathe, which does that, rather than the compilers directly.
 int run(const std::vector<std::string>& argv, const fs::path& log, const fs::path& cwd = {}) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);  // never the terminal's
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());  // after opening `log`
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  const int started = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  int started = 0;
+  CleanupOnSignal killOnSignal;
+  {
+    const DeferSignals deferred;  // started and registered together; the child starts with the mask before
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setsigmask(&attributes, &deferred.previousMask());
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    started = posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, args.data(), environ);
+    posix_spawnattr_destroy(&attributes);
+    if (started == 0) killOnSignal = CleanupOnSignal::killingGroup(pid);
+  }
   posix_spawn_file_actions_destroy(&actions);
   if (started != 0) return -1;
   int status = 0;
@@ -181,7 +197,7 @@ std::vector<std::string> parseTargets(std::string_view list) {
 void compileKernels(const fs::path& nvcc, const fs::path& unit, const std::vector<std::string>& includeDirs,
                     const std::vector<std::string>& targets, const fs::path& library, const fs::path& fatbin,
                     const fs::path& work) {
-  fs::create_directories(work);
+  makeFolder(work);
   std::vector<std::string> argv{nvcc.string(), "-shared", "-Xcompiler", "-fPIC", "-O3", "-std=c++17", "--threads", "0"};
   for (const std::string& dir : includeDirs) argv.push_back("-I" + dir);
   for (const std::string& target : targets) {
@@ -653,7 +669,7 @@ int lathe::driver_launch(const char* kernel, unsigned grid, unsigned block, Stre
 void compileKernelsWithNvrtc(const Nvrtc& nvrtc, const fs::path& hostCompiler, const fs::path& unit,
                              const fs::path& sourceDir, const std::vector<std::string>& targets,
                              const fs::path& library, const fs::path& fatbin, const fs::path& work) {
-  fs::create_directories(work);
+  makeFolder(work);
   std::vector<std::pair<std::string, std::string>> headers;
   for (const fs::path& file : sortedEntries(sourceDir)) headers.emplace_back(file.filename().string(), readFile(file));
   const std::string unitText = readFile(unit);
@@ -666,19 +682,11 @@ void compileKernelsWithNvrtc(const Nvrtc& nvrtc, const fs::path& hostCompiler, c
   std::vector<Cubin> cubins;
   for (std::future<Cubin>& cubin : compiling) cubins.push_back(cubin.get());  // the first failure, in target order
   const std::vector<std::byte> bytes = writeFatbin(cubins);
-  for (const fs::path& path : {fatbin, work / "kernels.fatbin"}) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) throw Error(ErrorCode::BadInput, "cannot write " + path.string());
-  }
-  {
-    std::ofstream runtime(work / "lathe_driver.cpp");
-    runtime << kDriverRuntime;
-    // Only the launch functions are exported: a second bundle in the process keeps its own runtime.
-    std::ofstream exports(work / "exports.map");
-    exports << "{\n  global: lathe_launch_*;\n  local: *;\n};\n";
-    if (!runtime.flush() || !exports.flush()) throw Error(ErrorCode::BadInput, "cannot write in " + work.string());
-  }
+  const std::string_view fatbinBytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  for (const fs::path& path : {fatbin, work / "kernels.fatbin"}) writeNewFile(path, fatbinBytes);
+  writeNewFile(work / "lathe_driver.cpp", kDriverRuntime);
+  // Only the launch functions are exported: a second bundle in the process keeps its own runtime.
+  writeNewFile(work / "exports.map", "{\n  global: lathe_launch_*;\n  local: *;\n};\n");
   // It runs in `work` (for .incbin): every path absolute.
   const std::vector<std::string> argv{hostCompiler.string(),
                                       "-shared",

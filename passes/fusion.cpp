@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "util/diagnostics.h"
@@ -359,12 +360,17 @@ uint64_t outputBytes(const ir::Graph& graph, NodeId node, const ir::OpRegistry& 
 
 // Whether a user outside the group reads the node, directly or through in-group views.
 bool readOutside(const ir::Graph& graph, NodeId node, const std::vector<int32_t>& group, const ir::OpRegistry& ops) {
-  for (NodeId user : graph.users(node)) {
-    if (group[user] != group[node]) return true;
-    const ir::OpCategory category = ops.lookup(graph.target(user)).category;
-    if ((category == ir::OpCategory::View || category == ir::OpCategory::Getitem) &&
-        readOutside(graph, user, group, ops)) {
-      return true;
+  std::vector<NodeId> pending{node};  // the node and its in-group views, each once
+  std::set<NodeId> seen{node};
+  while (!pending.empty()) {
+    const NodeId at = pending.back();
+    pending.pop_back();
+    for (NodeId user : graph.users(at)) {
+      if (group[user] != group[node]) return true;
+      const ir::OpCategory category = ops.lookup(graph.target(user)).category;
+      if ((category == ir::OpCategory::View || category == ir::OpCategory::Getitem) && seen.insert(user).second) {
+        pending.push_back(user);
+      }
     }
   }
   return false;
@@ -395,6 +401,7 @@ bool isConvex(const ir::Graph& graph, std::span<const ir::NodeId> group) {
 PassResult FusionPass::run(const PassContext& context, const plan::PlanState& before,
                            const PassOptions& options) const {
   options.requireKnown(name(), {"max_nodes"});
+  requireSupportedGraph(context.graph);
   const double maxNodes = options.number("max_nodes", static_cast<double>(kDefaultMaxNodes));
   if (!(maxNodes >= 1) || std::floor(maxNodes) != maxNodes || maxNodes > 1e9) {
     throw Error(ErrorCode::Usage, "fusion: max_nodes must be a whole number of at least 1");

@@ -93,6 +93,7 @@ OffloadProblem offloadProblem(const PassContext& context, const plan::PlanState&
 
 PassResult OffloadPass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
   options.requireKnown("offload", {"policy", "memory", "resident", "repeated"});
+  requireSupportedGraph(context.graph);
   OffloadProblem problem = offloadProblem(context, before);
   uint64_t totalBytes = 0;
   for (uint64_t bytes : problem.unitBytes) totalBytes += bytes;

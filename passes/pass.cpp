@@ -1,8 +1,10 @@
 #include "passes/pass.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
+#include "plan/plan_bundle.h"
 #include "util/diagnostics.h"
 
 namespace lathe::passes {
@@ -58,6 +60,43 @@ std::optional<uint64_t> parseByteSize(std::string_view text) {
   const double bytes = std::round(*number * scale);
   if (bytes >= 18446744073709551616.0) return std::nullopt;  // 2^64
   return static_cast<uint64_t>(bytes);
+}
+
+void requireSupportedGraph(const ir::Graph& graph) {
+  if (graph.size() > plan::kMaxPlanNodes) {
+    throw Error(ErrorCode::BadInput, "the graph has " + std::to_string(graph.size()) +
+                                         " nodes; the planner supports at most " + std::to_string(plan::kMaxPlanNodes) +
+                                         " (what a plan bundle holds)");
+  }
+  uint64_t total = 0;
+  for (ir::NodeId id = 0; id < graph.size(); ++id) {
+    const ir::TensorMeta& meta = graph.node(id).meta;
+    if (!meta.isTensor()) continue;
+    for (size_t d = 0; d < meta.sizes.size(); ++d) {
+      if (meta.sizes[d].value < 0) {
+        throw Error(ErrorCode::BadInput, std::string(graph.name(id)) + ": dimension " + std::to_string(d) +
+                                             " has the negative size " + std::to_string(meta.sizes[d].value));
+      }
+    }
+    uint64_t elementBytes = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(meta.numel()), std::max(1u, ir::dtypeSize(meta.dtype)),
+                               &elementBytes)) {
+      elementBytes = UINT64_MAX;
+    }
+    const uint64_t bytes = std::max(elementBytes, meta.storageBytes());
+    if (bytes > kMaxTensorBytes) {
+      const std::string size = bytes >= uint64_t{INT64_MAX} ? "2^63 bytes or more" : std::to_string(bytes) + " bytes";
+      throw Error(ErrorCode::BadInput, std::string(graph.name(id)) + ": a tensor of " + size +
+                                           "; the planner supports at most " + std::to_string(kMaxTensorBytes) +
+                                           " bytes (1 TiB) per tensor");
+    }
+    total += bytes;
+  }
+  if (total > kMaxGraphBytes) {
+    throw Error(ErrorCode::BadInput, "the graph's tensors hold " + std::to_string(total) +
+                                         " bytes; the planner supports at most " + std::to_string(kMaxGraphBytes) +
+                                         " bytes (16 TiB) in all");
+  }
 }
 
 bool PassOptions::has(std::string_view key) const { return values_.find(std::string(key)) != values_.end(); }

@@ -56,6 +56,15 @@ struct PassContext {
   bool inductorJointPasses = true;
 };
 
+// What the planner supports: at most plan::kMaxPlanNodes nodes (what a plan bundle holds), no
+// negative size, each tensor at most kMaxTensorBytes (its elements and the storage its strides
+// span) and all of them at most kMaxGraphBytes. Within these bounds the passes' byte sums, and
+// torch's min-cut capacities (a size times up to 2 x 1.1^100), stay exact in 64 bits. Throws
+// Error(BadInput) naming the first node beyond them; every pass checks its graph so.
+inline constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;  // 1 TiB
+inline constexpr uint64_t kMaxGraphBytes = uint64_t{1} << 44;   // 16 TiB
+void requireSupportedGraph(const ir::Graph& graph);
+
 struct PassStat {
   std::string name;  // "groups", "saved_bytes", "peak_bytes", "step_seconds"
   double value = 0;

@@ -14,8 +14,10 @@
 #include "analysis/canonical.h"
 #include "analysis/cost_model.h"
 #include "passes/min_cut.h"
+#include "plan/plan_bind.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
+#include "util/json_limits.h"
 
 namespace lathe::passes {
 
@@ -111,6 +113,7 @@ class TorchMinCut {
     source_ = static_cast<uint32_t>(2 * graph.size());
     sink_ = source_ + 1;
     banned_.assign(graph.size(), 0);
+    walked_.assign(graph.size(), 0);
   }
 
   // The saved values; nullopt when no finite cut exists (every path to the backward is banned).
@@ -157,18 +160,18 @@ class TorchMinCut {
     network_.addEdge(source_, in(id), FlowNetwork::kInfinite);
   }
 
-  [[nodiscard]] bool materializedInBackward(NodeId id) const {
+  [[nodiscard]] bool materializedInBackward(NodeId id) {
     if (f_.view[id]) return false;
     std::vector<NodeId> pending{id};
-    std::vector<uint8_t> seen(graph_.size(), 0);
-    seen[id] = 1;
+    ++walk_;
+    walked_[id] = walk_;
     while (!pending.empty()) {
       const NodeId cur = pending.back();
       pending.pop_back();
       for (NodeId user : graph_.users(cur)) {
         if (!joint_.isForward(user) && !fusible(cur, user)) return true;
-        if (f_.view[user] && !seen[user]) {
-          seen[user] = 1;
+        if (f_.view[user] && walked_[user] != walk_) {
+          walked_[user] = walk_;
           pending.push_back(user);
         }
       }
@@ -176,7 +179,7 @@ class TorchMinCut {
     return false;
   }
 
-  [[nodiscard]] bool shouldBan(NodeId id) const {
+  [[nodiscard]] bool shouldBan(NodeId id) {
     if (!f_.callFunction[id] || f_.getitem[id]) return false;
     const std::string_view packet = overloadPacket(graph_.target(id));
     if (packet == "aten.lift_fresh_copy" || packet == "aten.lift_fresh") return false;
@@ -271,6 +274,9 @@ class TorchMinCut {
   FlowNetwork network_;
   uint32_t source_ = 0, sink_ = 0;
   std::vector<uint8_t> banned_;
+  // Nodes materializedInBackward's walks reached, stamped with the walk: one vector for all walks.
+  std::vector<uint32_t> walked_;
+  uint32_t walk_ = 0;
 };
 
 void requireJoint(const ir::Graph& graph, const JointInfo& joint) {
@@ -279,6 +285,23 @@ void requireJoint(const ir::Graph& graph, const JointInfo& joint) {
                                       std::to_string(joint.tangents.size()) + " tangents and " +
                                       std::to_string(graph.size()) + " nodes");
   }
+}
+
+// A joint graph no saved set splits into a step (a forward output computed from the tangents) is
+// refused as the input it is: saving everything outside the tangents' closure is the most any set
+// can save, so once it splits, a policy's set that does not is our own bug.
+void requireTrainingStep(const ir::Graph& graph, const JointInfo& joint) {
+  std::vector<NodeId> everything;
+  for (NodeId id = 0; id < graph.size(); ++id) {
+    if (!joint.tangentClosure[id] && graph.node(id).kind != ir::NodeKind::Output) everything.push_back(id);
+  }
+  const analysis::StepPartition step = analysis::partitionJoint(graph, joint, everything);
+  if (step.valid()) return;
+  const NodeId first = step.missing.front();
+  throw Error(ErrorCode::BadInput,
+              "recompute: not a training step the planner can split: " + std::string(graph.name(first)) +
+                  (joint.tangentClosure[first] ? " is returned by the forward but computed from the tangents"
+                                               : " cannot be computed whatever the forward saves"));
 }
 
 // Completes a saved set so that the backward can run: a value the backward needs but cannot
@@ -362,28 +385,23 @@ plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const JointInfo&
     }
     return users;
   };
+  // Whether the backward reaches a node's value without passing a compute-sensitive op: a user
+  // outside the forward reads it, or a forward user that is not compute sensitive is reached so.
+  // Users come later in program order, so one backward sweep settles every node.
+  std::vector<uint8_t> reachedByBackward(n, 0);
+  for (NodeId id = static_cast<NodeId>(n); id-- > 0;) {
+    for (NodeId user : graph.users(id)) {
+      if (graph.node(user).kind == ir::NodeKind::Output) continue;
+      if (!joint.isForward(user) || (reachedByBackward[user] && !computeSensitive(graph, user, ops))) {
+        reachedByBackward[id] = 1;
+        break;
+      }
+    }
+  }
   for (NodeId id = 0; id < n; ++id) {
     const ir::Node& node = graph.node(id);
     if (node.kind == ir::NodeKind::Placeholder && node.role != ir::Role::Tangent) {
-      // A primal is kept when the backward reaches it without passing a compute-sensitive op.
-      std::vector<NodeId> pending{id};
-      std::vector<uint8_t> seen(n, 0);
-      bool reaches = false;
-      while (!pending.empty() && !reaches) {
-        const NodeId cur = pending.back();
-        pending.pop_back();
-        for (NodeId user : graph.users(cur)) {
-          if (graph.node(user).kind == ir::NodeKind::Output) continue;
-          if (!joint.isForward(user)) {
-            reaches = true;
-            break;
-          }
-          if (seen[user] || computeSensitive(graph, user, ops)) continue;
-          seen[user] = 1;
-          pending.push_back(user);
-        }
-      }
-      if (reaches) picks.emplace_back(id, "primal read by the backward");
+      if (reachedByBackward[id]) picks.emplace_back(id, "primal read by the backward");
       continue;
     }
     if (!joint.isForward(id) || node.kind != ir::NodeKind::CallFunction || !computeSensitive(graph, id, ops)) continue;
@@ -465,6 +483,13 @@ RecomputeEvaluation evaluateSavedSet(const PassContext& context, const JointInfo
 
 namespace {
 
+// A capacity of whole units: infinite from FlowNetwork::kInfinite on, where the roofline time of an
+// absurd shape (picoseconds) leaves int64.
+int64_t capacity(double units) {
+  return units < static_cast<double>(FlowNetwork::kInfinite) ? static_cast<int64_t>(std::llround(units))
+                                                             : FlowNetwork::kInfinite;
+}
+
 // The cut minimising recompute picoseconds + lambda x saved bytes.
 class LagrangianCut {
  public:
@@ -509,15 +534,14 @@ class LagrangianCut {
       if (node.kind == ir::NodeKind::Placeholder) {
         network.addEdge(source, in(id), FlowNetwork::kInfinite);
       } else if (joint_.isForward(id)) {
-        network.addEdge(source, in(id),
-                        recomputable_[id] ? static_cast<int64_t>(std::llround(cost_[id] * 1e12)) : FlowNetwork::kInfinite);
+        network.addEdge(source, in(id), recomputable_[id] ? capacity(cost_[id] * 1e12) : FlowNetwork::kInfinite);
       }
       int64_t saveCost = FlowNetwork::kInfinite;
       if (node.meta.isTensor()) {
-        saveCost = inputs_.isWeight(id) ? 0
-                                        : static_cast<int64_t>(std::llround(
-                                              (joint_.forwardOrder[id] >= 0 && joint_.forwardOrder[id] < split ? lambdaEarly : lambdaLate) *
-                                              static_cast<double>(node.meta.storageBytes())));
+        const bool early = joint_.forwardOrder[id] >= 0 && joint_.forwardOrder[id] < split;
+        saveCost = inputs_.isWeight(id)
+                       ? 0
+                       : capacity((early ? lambdaEarly : lambdaLate) * static_cast<double>(node.meta.storageBytes()));
       } else if (node.meta.kind == ir::ValueKind::SymInt || node.meta.kind == ir::ValueKind::SymBool) {
         saveCost = 0;
       }
@@ -633,7 +657,9 @@ void descendPeaks(const PassContext& context, const JointInfo& joint, std::span<
 }  // namespace
 
 std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const JointInfo& joint) {
+  requireSupportedGraph(context.graph);
   requireJoint(context.graph, joint);
+  requireTrainingStep(context.graph, joint);
   const std::vector<double> nodeSeconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
   const std::vector<double> cost = recomputeSeconds(context);
   const LagrangianCut cuts(context, joint, cost);
@@ -728,18 +754,37 @@ std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const Join
 
 namespace {
 
+// The saved set a file gives: a plan bundle, bound to this graph (a plan made for another graph is
+// refused), or a JSON list of node names, bare or as {"saved": [...]}, every one a node of the graph.
 std::vector<NodeId> savedFromFile(const ir::Graph& graph, const std::string& path) {
-  const std::string text = readFile(path);
-  nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
+  const std::string text = readFile(path, plan::kMaxPlanBytes);
+  nlohmann::json json;
+  try {
+    json = parseJsonBounded(text, path);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::BadInput, path + ": not JSON (" + e.what() + ")");
+  }
+  if (json.is_object() && json.contains("format")) {
+    const plan::BoundPlan bound = plan::bind(plan::planFromJson(text, path), graph, path);
+    if (!bound.state.recompute) throw Error(ErrorCode::BadInput, path + ": the plan holds no recompute decision");
+    return bound.state.recompute->saved;
+  }
   if (json.is_object() && json.contains("saved")) json = json["saved"];
-  if (json.is_object() && json.contains("recompute")) json = json["recompute"]["saved"];
   if (!json.is_array()) throw Error(ErrorCode::BadInput, path + ": expected a JSON list of node names or {\"saved\": [...]}");
   std::vector<NodeId> saved;
+  std::vector<std::string> missing;
   for (const auto& item : json) {
     if (!item.is_string()) throw Error(ErrorCode::BadInput, path + ": saved values must be node names");
     const NodeId id = graph.find(item.get<std::string>());
-    if (id == ir::kNoNode) continue;  // a name the joint graph does not have (made by later passes)
-    saved.push_back(id);
+    if (id == ir::kNoNode) {
+      missing.push_back(item.get<std::string>());
+    } else {
+      saved.push_back(id);
+    }
+  }
+  if (!missing.empty()) {
+    throw Error(ErrorCode::BadInput, path + ": " + std::to_string(missing.size()) + " saved names are not nodes of the graph (" +
+                                         missing.front() + (missing.size() > 1 ? ", ..." : "") + ")");
   }
   std::sort(saved.begin(), saved.end());
   saved.erase(std::unique(saved.begin(), saved.end()), saved.end());
@@ -836,8 +881,10 @@ PassResult budgetRecompute(const PassContext& context, const JointInfo& joint, c
 
 PassResult RecomputePass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
   options.requireKnown("recompute", {"policy", "memory", "path"});
+  requireSupportedGraph(context.graph);
   const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
   requireJoint(context.graph, joint);
+  requireTrainingStep(context.graph, joint);
   const std::string policy = options.string("policy", "torch");
   if (policy == "budget") {
     if (!options.has("memory")) throw Error(ErrorCode::Usage, "recompute(policy=budget) needs memory=BYTES, e.g. memory=40GiB");
@@ -850,7 +897,15 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
     decision = heuristicPolicy(context.graph, joint, context.ops);
   } else if (policy == "file") {
     if (!options.has("path")) throw Error(ErrorCode::Usage, "recompute(policy=file) needs path=FILE");
-    const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, savedFromFile(context.graph, options.string("path", "")));
+    const std::string path = options.string("path", "");
+    std::vector<NodeId> listed = savedFromFile(context.graph, path);
+    for (NodeId id : listed) {
+      if (joint.tangentClosure[id] && context.graph.node(id).kind != ir::NodeKind::Placeholder) {
+        throw Error(ErrorCode::BadInput, path + ": " + std::string(context.graph.name(id)) +
+                                             " is computed from the tangents: the forward cannot save it");
+      }
+    }
+    const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, std::move(listed));
     decision = decisionFor(context.graph, joint, "file", saved, std::vector<std::string>(saved.size(), "listed in the file"));
   } else {
     throw Error(ErrorCode::Usage, "recompute: unknown policy '" + policy + "' (torch, heuristic, budget, file)");

@@ -359,6 +359,7 @@ std::string layerUnitKey(std::string_view modulePath) {
 
 PassResult SplitPass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
   options.requireKnown(name(), {"attention", "units"});
+  requireSupportedGraph(context.graph);
   const bool attention = options.flag("attention", true);
   const bool withUnits = options.flag("units", true);
   const ir::Graph& graph = context.graph;

@@ -139,10 +139,6 @@
         <translation>Open artifact</translation>
     </message>
     <message>
-        <source>PyTorch artifacts (*.log *.log.gz *.gz *.pt2 *.pickle *.txt);;All files (*)</source>
-        <translation>PyTorch artifacts (*.log *.log.gz *.gz *.pt2 *.pickle *.txt);;All files (*)</translation>
-    </message>
-    <message>
         <source>No graph is drawn yet: select one in the artifact tree.</source>
         <translation>No graph is drawn yet: select one in the artifact tree.</translation>
     </message>
@@ -215,6 +211,156 @@
     <message>
         <source>Load Memory &amp;Snapshot onto the Timeline…</source>
         <translation>Load Memory &amp;Snapshot onto the Timeline…</translation>
+    </message>
+    <message>
+        <source>Cancel Export</source>
+        <translation>Cancel Export</translation>
+    </message>
+    <message>
+        <source>PyTorch artifacts and Lathe plans (*.log *.log.gz *.gz *.pt2 *.pickle *.txt *.json);;Lathe plans (*.plan.json *.json);;All files (*)</source>
+        <translation>PyTorch artifacts and Lathe plans (*.log *.log.gz *.gz *.pt2 *.pickle *.txt *.json);;Lathe plans (*.plan.json *.json);;All files (*)</translation>
+    </message>
+    <message>
+        <source>%1 · %2 — Lathe Studio</source>
+        <translation>%1 · %2 — Lathe Studio</translation>
+    </message>
+    <message>
+        <source>&amp;Save Plan…</source>
+        <translation>&amp;Save Plan…</translation>
+    </message>
+    <message>
+        <source>Write the plan on show (the last step of its pipeline) as a lathe.plan/1 bundle</source>
+        <translation>Write the plan on show (the last step of its pipeline) as a lathe.plan/1 bundle</translation>
+    </message>
+    <message>
+        <source>Export &amp;Kernels…</source>
+        <translation>Export &amp;Kernels…</translation>
+    </message>
+    <message>
+        <source>Generate and compile CUDA kernels for the plan&apos;s fusion groups into a folder, as lathe export does</source>
+        <translation>Generate and compile CUDA kernels for the plan&apos;s fusion groups into a folder, as lathe export does</translation>
+    </message>
+    <message>
+        <source>Exporting kernels to %1…</source>
+        <translation>Exporting kernels to %1…</translation>
+    </message>
+    <message>
+        <source>Cancelling the export (a compiler run finishes first; its output is thrown away)…</source>
+        <translation>Cancelling the export (a compiler run finishes first; its output is thrown away)…</translation>
+    </message>
+    <message>
+        <source>Could not open the plan %1: %2</source>
+        <translation>Could not open the plan %1: %2</translation>
+    </message>
+    <message>
+        <source>Open Plan</source>
+        <translation>Open Plan</translation>
+    </message>
+    <message>
+        <source>Could not open the plan %1. Nothing was changed.</source>
+        <translation>Could not open the plan %1. Nothing was changed.</translation>
+    </message>
+    <message>
+        <source>Could not plan on the plan&apos;s hardware: %1</source>
+        <translation>Could not plan on the plan&apos;s hardware: %1</translation>
+    </message>
+    <message>
+        <source>The plan&apos;s pipeline failed: %1</source>
+        <translation>The plan&apos;s pipeline failed: %1</translation>
+    </message>
+    <message>
+        <source>Plan %1: its pipeline failed here.</source>
+        <translation>Plan %1: its pipeline failed here.</translation>
+    </message>
+    <message>
+        <source>Plan %1: its pipeline re-run here on %2 makes the decisions it records.</source>
+        <translation>Plan %1: its pipeline re-run here on %2 makes the decisions it records.</translation>
+    </message>
+    <message>
+        <source>Opened the plan %1: graph %2, %3</source>
+        <translation>Opened the plan %1: graph %2, %3</translation>
+    </message>
+    <message>
+        <source>Plan %1: its pipeline re-run here decides otherwise (%2). The views show the re-run, not the bundle.</source>
+        <translation>Plan %1: its pipeline re-run here decides otherwise (%2). The views show the re-run, not the bundle.</translation>
+    </message>
+    <message>
+        <source>The plan %1 was not reproduced: %2 differ</source>
+        <translation>The plan %1 was not reproduced: %2 differ</translation>
+    </message>
+    <message>
+        <source>Save Plan</source>
+        <translation>Save Plan</translation>
+    </message>
+    <message>
+        <source>Lathe plans (*.plan.json);;All files (*)</source>
+        <translation>Lathe plans (*.plan.json);;All files (*)</translation>
+    </message>
+    <message>
+        <source>Saving the plan to %1…</source>
+        <translation>Saving the plan to %1…</translation>
+    </message>
+    <message>
+        <source>Could not save the plan to %1</source>
+        <translation>Could not save the plan to %1</translation>
+    </message>
+    <message>
+        <source>Could not save the plan to %1; no file was changed.</source>
+        <translation>Could not save the plan to %1; no file was changed.</translation>
+    </message>
+    <message>
+        <source>Saved the plan of %1 to %2</source>
+        <translation>Saved the plan of %1 to %2</translation>
+    </message>
+    <message>
+        <source>Export Kernels: a new or empty folder, or an earlier export to replace</source>
+        <translation>Export Kernels: a new or empty folder, or an earlier export to replace</translation>
+    </message>
+    <message>
+        <source>Kernel export cancelled; %1 is as it was</source>
+        <translation>Kernel export cancelled; %1 is as it was</translation>
+    </message>
+    <message>
+        <source>Kernel export failed; %1 is as it was</source>
+        <translation>Kernel export failed; %1 is as it was</translation>
+    </message>
+    <message>
+        <source>Export Kernels</source>
+        <translation>Export Kernels</translation>
+    </message>
+    <message>
+        <source>No kernels were exported; %1 is as it was.</source>
+        <translation>No kernels were exported; %1 is as it was.</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 of %n fusion group(s) generated</source>
+        <translation>
+            <numerusform>%1 of %n fusion group generated</numerusform>
+            <numerusform>%1 of %n fusion groups generated</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n group(s) not generated: %1</source>
+        <translation>
+            <numerusform>%n group not generated: %1</numerusform>
+            <numerusform>%n groups not generated: %1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Compiled with %1 for %2.</source>
+        <translation>Compiled with %1 for %2.</translation>
+    </message>
+    <message>
+        <source>%1; the kernel bundle is in %2</source>
+        <translation>%1; the kernel bundle is in %2</translation>
+    </message>
+    <message>
+        <source>%1. The kernel bundle (manifest.json, liblathe_kernels.so, kernels.fatbin, sources) is in %2.</source>
+        <translation>%1. The kernel bundle (manifest.json, liblathe_kernels.so, kernels.fatbin, sources) is in %2.</translation>
+    </message>
+    <message>
+        <source>Save Plan… records the export in the plan bundle.</source>
+        <translation>Save Plan… records the export in the plan bundle.</translation>
     </message>
 </context>
 <context>
@@ -1054,6 +1200,43 @@ starts in the previous step&apos;s tail</translation>
     </message>
 </context>
 <context>
+    <name>lathe::views::KernelExporter</name>
+    <message>
+        <source>No CUDA compiler: exporting kernels needs a CUDA toolkit (nvcc), or libnvrtc and a host C++ compiler.
+
+%1
+
+%2</source>
+        <translation>No CUDA compiler: exporting kernels needs a CUDA toolkit (nvcc), or libnvrtc and a host C++ compiler.
+
+%1
+
+%2</translation>
+    </message>
+    <message>
+        <source>Looking for a CUDA compiler…</source>
+        <translation>Looking for a CUDA compiler…</translation>
+    </message>
+    <message>
+        <source>NVRTC %1 (%2)</source>
+        <translation>NVRTC %1 (%2)</translation>
+    </message>
+    <message numerus="yes">
+        <source>Generating kernels for %n fusion group(s)…</source>
+        <translation>
+            <numerusform>Generating kernels for %n fusion group…</numerusform>
+            <numerusform>Generating kernels for %n fusion groups…</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Compiling %n kernel(s) with %1…</source>
+        <translation>
+            <numerusform>Compiling %n kernel with %1…</numerusform>
+            <numerusform>Compiling %n kernels with %1…</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>lathe::views::MemoryCategory</name>
     <message>
         <source>weights</source>
@@ -1524,6 +1707,29 @@ starts in the previous step&apos;s tail</translation>
     </message>
 </context>
 <context>
+    <name>lathe::views::PlanFile</name>
+    <message>
+        <source>pieces</source>
+        <translation>pieces</translation>
+    </message>
+    <message>
+        <source>layer units</source>
+        <translation>layer units</translation>
+    </message>
+    <message>
+        <source>fusion groups</source>
+        <translation>fusion groups</translation>
+    </message>
+    <message>
+        <source>recompute</source>
+        <translation>recompute</translation>
+    </message>
+    <message>
+        <source>offload</source>
+        <translation>offload</translation>
+    </message>
+</context>
+<context>
     <name>lathe::views::PlanSession</name>
     <message>
         <source>No graph to plan</source>
@@ -1630,10 +1836,6 @@ starts in the previous step&apos;s tail</translation>
         <translation>cannot write %1</translation>
     </message>
     <message>
-        <source>could not open %1 (the screenshot shows why)</source>
-        <translation>could not open %1 (the screenshot shows why)</translation>
-    </message>
-    <message>
         <source>Workbench for PyTorch compiler artifacts: TORCH_TRACE logs (files or folders of ranks), torch.export .pt2 archives, CUDA memory snapshots.</source>
         <translation>Workbench for PyTorch compiler artifacts: TORCH_TRACE logs (files or folders of ranks), torch.export .pt2 archives, CUDA memory snapshots.</translation>
     </message>
@@ -1662,10 +1864,6 @@ starts in the previous step&apos;s tail</translation>
         <translation>code</translation>
     </message>
     <message>
-        <source>Artifact to open (default: the bundled example).</source>
-        <translation>Artifact to open (default: the bundled example).</translation>
-    </message>
-    <message>
         <source>unknown language &apos;%1&apos;; available: %2</source>
         <translation>unknown language &apos;%1&apos;; available: %2</translation>
     </message>
@@ -1680,6 +1878,18 @@ starts in the previous step&apos;s tail</translation>
     <message>
         <source>no path given and the bundled example is missing</source>
         <translation>no path given and the bundled example is missing</translation>
+    </message>
+    <message>
+        <source>could not open %1: %2</source>
+        <translation>could not open %1: %2</translation>
+    </message>
+    <message>
+        <source>could not show the plan %1: %2</source>
+        <translation>could not show the plan %1: %2</translation>
+    </message>
+    <message>
+        <source>Artifact or plan bundle (.json) to open (default: the bundled example).</source>
+        <translation>Artifact or plan bundle (.json) to open (default: the bundled example).</translation>
     </message>
 </context>
 </TS>

@@ -115,10 +115,6 @@
         <translation>打开产物</translation>
     </message>
     <message>
-        <source>PyTorch artifacts (*.log *.log.gz *.gz *.pt2 *.pickle *.txt);;All files (*)</source>
-        <translation>PyTorch 产物 (*.log *.log.gz *.gz *.pt2 *.pickle *.txt);;所有文件 (*)</translation>
-    </message>
-    <message>
         <source>Open a folder of TORCH_TRACE rank logs</source>
         <translation>打开包含各 rank TORCH_TRACE 日志的文件夹</translation>
     </message>
@@ -213,6 +209,154 @@
     <message>
         <source>Load Memory &amp;Snapshot onto the Timeline…</source>
         <translation>将内存快照加载到时间线(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Cancel Export</source>
+        <translation>取消导出</translation>
+    </message>
+    <message>
+        <source>PyTorch artifacts and Lathe plans (*.log *.log.gz *.gz *.pt2 *.pickle *.txt *.json);;Lathe plans (*.plan.json *.json);;All files (*)</source>
+        <translation>PyTorch 产物和 Lathe 规划 (*.log *.log.gz *.gz *.pt2 *.pickle *.txt *.json);;Lathe 规划 (*.plan.json *.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>%1 · %2 — Lathe Studio</source>
+        <translation>%1 · %2 — Lathe Studio</translation>
+    </message>
+    <message>
+        <source>&amp;Save Plan…</source>
+        <translation>保存规划(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Write the plan on show (the last step of its pipeline) as a lathe.plan/1 bundle</source>
+        <translation>将当前显示的规划（其流水线的最后一步）写为 lathe.plan/1 规划包</translation>
+    </message>
+    <message>
+        <source>Export &amp;Kernels…</source>
+        <translation>导出内核(&amp;K)…</translation>
+    </message>
+    <message>
+        <source>Generate and compile CUDA kernels for the plan&apos;s fusion groups into a folder, as lathe export does</source>
+        <translation>为规划中的融合组生成并编译 CUDA 内核，写入一个文件夹，与 lathe export 相同</translation>
+    </message>
+    <message>
+        <source>Exporting kernels to %1…</source>
+        <translation>正在将内核导出到 %1…</translation>
+    </message>
+    <message>
+        <source>Cancelling the export (a compiler run finishes first; its output is thrown away)…</source>
+        <translation>正在取消导出（正在运行的编译会先结束，其输出将被丢弃）…</translation>
+    </message>
+    <message>
+        <source>Could not open the plan %1: %2</source>
+        <translation>无法打开规划 %1：%2</translation>
+    </message>
+    <message>
+        <source>Open Plan</source>
+        <translation>打开规划</translation>
+    </message>
+    <message>
+        <source>Could not open the plan %1. Nothing was changed.</source>
+        <translation>无法打开规划 %1。未做任何更改。</translation>
+    </message>
+    <message>
+        <source>Could not plan on the plan&apos;s hardware: %1</source>
+        <translation>无法在该规划的硬件上进行规划：%1</translation>
+    </message>
+    <message>
+        <source>The plan&apos;s pipeline failed: %1</source>
+        <translation>该规划的流水线失败：%1</translation>
+    </message>
+    <message>
+        <source>Plan %1: its pipeline failed here.</source>
+        <translation>规划 %1：其流水线在此处运行失败。</translation>
+    </message>
+    <message>
+        <source>Plan %1: its pipeline re-run here on %2 makes the decisions it records.</source>
+        <translation>规划 %1：其流水线在 %2 上重新运行，得到的决策与规划包中记录的一致。</translation>
+    </message>
+    <message>
+        <source>Opened the plan %1: graph %2, %3</source>
+        <translation>已打开规划 %1：图 %2，%3</translation>
+    </message>
+    <message>
+        <source>Plan %1: its pipeline re-run here decides otherwise (%2). The views show the re-run, not the bundle.</source>
+        <translation>规划 %1：其流水线在此处重新运行后得到不同的决策（%2）。各视图显示的是重新运行的结果，而非规划包中的内容。</translation>
+    </message>
+    <message>
+        <source>The plan %1 was not reproduced: %2 differ</source>
+        <translation>规划 %1 未能复现：%2 不同</translation>
+    </message>
+    <message>
+        <source>Save Plan</source>
+        <translation>保存规划</translation>
+    </message>
+    <message>
+        <source>Lathe plans (*.plan.json);;All files (*)</source>
+        <translation>Lathe 规划 (*.plan.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Saving the plan to %1…</source>
+        <translation>正在将规划保存到 %1…</translation>
+    </message>
+    <message>
+        <source>Could not save the plan to %1</source>
+        <translation>无法将规划保存到 %1</translation>
+    </message>
+    <message>
+        <source>Could not save the plan to %1; no file was changed.</source>
+        <translation>无法将规划保存到 %1；没有任何文件被更改。</translation>
+    </message>
+    <message>
+        <source>Saved the plan of %1 to %2</source>
+        <translation>已将 %1 的规划保存到 %2</translation>
+    </message>
+    <message>
+        <source>Export Kernels: a new or empty folder, or an earlier export to replace</source>
+        <translation>导出内核：选择一个新的或空的文件夹，或要替换的先前导出</translation>
+    </message>
+    <message>
+        <source>Kernel export cancelled; %1 is as it was</source>
+        <translation>已取消内核导出；%1 保持原样</translation>
+    </message>
+    <message>
+        <source>Kernel export failed; %1 is as it was</source>
+        <translation>内核导出失败；%1 保持原样</translation>
+    </message>
+    <message>
+        <source>Export Kernels</source>
+        <translation>导出内核</translation>
+    </message>
+    <message>
+        <source>No kernels were exported; %1 is as it was.</source>
+        <translation>未导出任何内核；%1 保持原样。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 of %n fusion group(s) generated</source>
+        <translation>
+            <numerusform>已为 %n 个融合组中的 %1 个生成内核</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n group(s) not generated: %1</source>
+        <translation>
+            <numerusform>%n 个组未生成：%1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Compiled with %1 for %2.</source>
+        <translation>使用 %1 为 %2 编译。</translation>
+    </message>
+    <message>
+        <source>%1; the kernel bundle is in %2</source>
+        <translation>%1；内核包位于 %2</translation>
+    </message>
+    <message>
+        <source>%1. The kernel bundle (manifest.json, liblathe_kernels.so, kernels.fatbin, sources) is in %2.</source>
+        <translation>%1。内核包（manifest.json、liblathe_kernels.so、kernels.fatbin、源代码）位于 %2。</translation>
+    </message>
+    <message>
+        <source>Save Plan… records the export in the plan bundle.</source>
+        <translation>“保存规划…”会将此次导出记录到规划包中。</translation>
     </message>
 </context>
 <context>
@@ -1041,6 +1185,41 @@ starts in the previous step&apos;s tail</source>
     </message>
 </context>
 <context>
+    <name>lathe::views::KernelExporter</name>
+    <message>
+        <source>No CUDA compiler: exporting kernels needs a CUDA toolkit (nvcc), or libnvrtc and a host C++ compiler.
+
+%1
+
+%2</source>
+        <translation>没有 CUDA 编译器：导出内核需要 CUDA 工具包（nvcc），或者 libnvrtc 和主机 C++ 编译器。
+
+%1
+
+%2</translation>
+    </message>
+    <message>
+        <source>Looking for a CUDA compiler…</source>
+        <translation>正在查找 CUDA 编译器…</translation>
+    </message>
+    <message>
+        <source>NVRTC %1 (%2)</source>
+        <translation>NVRTC %1（%2）</translation>
+    </message>
+    <message numerus="yes">
+        <source>Generating kernels for %n fusion group(s)…</source>
+        <translation>
+            <numerusform>正在为 %n 个融合组生成内核…</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Compiling %n kernel(s) with %1…</source>
+        <translation>
+            <numerusform>正在使用 %1 编译 %n 个内核…</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>lathe::views::MemoryCategory</name>
     <message>
         <source>weights</source>
@@ -1507,6 +1686,29 @@ starts in the previous step&apos;s tail</source>
     </message>
 </context>
 <context>
+    <name>lathe::views::PlanFile</name>
+    <message>
+        <source>pieces</source>
+        <translation>分段</translation>
+    </message>
+    <message>
+        <source>layer units</source>
+        <translation>层单元</translation>
+    </message>
+    <message>
+        <source>fusion groups</source>
+        <translation>融合组</translation>
+    </message>
+    <message>
+        <source>recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>offload</source>
+        <translation>卸载</translation>
+    </message>
+</context>
+<context>
     <name>lathe::views::PlanSession</name>
     <message>
         <source>No graph to plan</source>
@@ -1612,10 +1814,6 @@ starts in the previous step&apos;s tail</source>
         <translation>无法写入 %1</translation>
     </message>
     <message>
-        <source>could not open %1 (the screenshot shows why)</source>
-        <translation>无法打开 %1（截图中显示了原因）</translation>
-    </message>
-    <message>
         <source>Workbench for PyTorch compiler artifacts: TORCH_TRACE logs (files or folders of ranks), torch.export .pt2 archives, CUDA memory snapshots.</source>
         <translation>PyTorch 编译产物工作台：TORCH_TRACE 日志（文件或各 rank 的文件夹）、torch.export .pt2 归档、CUDA 内存快照。</translation>
     </message>
@@ -1634,10 +1832,6 @@ starts in the previous step&apos;s tail</source>
     <message>
         <source>name</source>
         <translation>名称</translation>
-    </message>
-    <message>
-        <source>Artifact to open (default: the bundled example).</source>
-        <translation>要打开的产物（默认：内置示例）。</translation>
     </message>
     <message>
         <source>expected at most one path, got %1</source>
@@ -1662,6 +1856,18 @@ starts in the previous step&apos;s tail</source>
     <message>
         <source>unknown language &apos;%1&apos;; available: %2</source>
         <translation>未知语言“%1”；可用语言：%2</translation>
+    </message>
+    <message>
+        <source>could not open %1: %2</source>
+        <translation>无法打开 %1：%2</translation>
+    </message>
+    <message>
+        <source>could not show the plan %1: %2</source>
+        <translation>无法显示规划 %1：%2</translation>
+    </message>
+    <message>
+        <source>Artifact or plan bundle (.json) to open (default: the bundled example).</source>
+        <translation>要打开的产物或规划包（.json）（默认：自带的示例）。</translation>
     </message>
 </context>
 </TS>

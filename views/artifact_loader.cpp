@@ -4,13 +4,16 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
+#include "plan/plan_bind.h"
 #include "views/formatting.h"
 
 namespace lathe::views {
 
 namespace {
 
-void loadInto(QPromise<LoadOutcome>& promise, const QString& path, const std::shared_ptr<std::atomic<bool>>& cancel) {
+// The capture of a plan load, or the artifact itself.
+void loadInto(QPromise<LoadOutcome>& promise, const QString& path, bool plan,
+              const std::shared_ptr<std::atomic<bool>>& cancel) {
   promise.setProgressRange(0, ArtifactLoader::kProgressMaximum);
   Progress progress;
   progress.cancel = cancel.get();
@@ -20,8 +23,21 @@ void loadInto(QPromise<LoadOutcome>& promise, const QString& path, const std::sh
     promise.setProgressValue(static_cast<int>(fraction * ArtifactLoader::kProgressMaximum));
   };
   LoadOutcome outcome;
+  if (plan) outcome.planPath = path;
   try {
-    outcome.artifact = std::make_shared<const io::Artifact>(io::loadArtifact(path.toStdString(), progress));
+    if (plan) {
+      auto opened = std::make_shared<OpenedPlan>();
+      opened->path = path;
+      opened->bundle = plan::readPlan(path.toStdString());
+      opened->capturePath = QString::fromStdString(plan::captureOf(opened->bundle, path.toStdString()));
+      auto artifact = std::make_shared<const io::Artifact>(io::loadArtifact(opened->capturePath.toStdString(), progress));
+      progress.checkCancelled();
+      opened->state = plan::bind(opened->bundle, *artifact, path.toStdString()).state;
+      outcome.artifact = std::move(artifact);
+      outcome.plan = std::move(opened);
+    } else {
+      outcome.artifact = std::make_shared<const io::Artifact>(io::loadArtifact(path.toStdString(), progress));
+    }
   } catch (const Error& error) {
     outcome.cancelled = error.code() == ErrorCode::Cancelled;
     outcome.error = QString::fromUtf8(error.what());
@@ -49,12 +65,20 @@ ArtifactLoader::~ArtifactLoader() {
 }
 
 void ArtifactLoader::load(const QString& path) {
+  start(path, false);
+}
+
+void ArtifactLoader::loadPlan(const QString& planPath) {
+  start(planPath, true);
+}
+
+void ArtifactLoader::start(const QString& path, bool plan) {
   // Cancel the load in flight; it keeps its own flag, so the new one starts clean.
   if (cancel_) cancel_->store(true);
   std::erase_if(running_, [](const QFuture<LoadOutcome>& future) { return future.isFinished(); });
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   path_ = path;
-  QFuture<LoadOutcome> future = QtConcurrent::run(loadInto, path, cancel_);
+  QFuture<LoadOutcome> future = QtConcurrent::run(loadInto, path, plan, cancel_);
   running_.push_back(future);
   watcher_.setFuture(future);
   emit started(path);

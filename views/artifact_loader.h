@@ -1,5 +1,7 @@
 // Loads artifacts on a worker thread (QtConcurrent) with progress and cancel, so that the GUI
-// thread never blocks. Starting a new load cancels the one in flight; its result is dropped.
+// thread never blocks; or a plan bundle: the bundle, the capture it names, and the plan bound to
+// its graph there, all before anything is shown. Starting a new load cancels the one in flight; its
+// result is dropped.
 #pragma once
 
 #include <QFutureWatcher>
@@ -10,12 +12,17 @@
 #include <vector>
 
 #include "io/artifact.h"
+#include "views/plan_file.h"
 
 namespace lathe::views {
 
-// What one load produced: the artifact, or the error that stopped it (cancelled, unreadable).
+// What one load produced: the artifact, or the error that stopped it (cancelled, unreadable). A
+// plan load has `planPath` set and, when it succeeded, the plan bound to the artifact's graph; when
+// it failed (a bad bundle, a missing capture, a plan of another graph) there is no artifact.
 struct LoadOutcome {
   std::shared_ptr<const io::Artifact> artifact;
+  QString planPath;
+  std::shared_ptr<const OpenedPlan> plan;
   QString error;
   QString errorLocation;
   bool cancelled = false;
@@ -33,6 +40,9 @@ class ArtifactLoader : public QObject {
   ~ArtifactLoader() override;
 
   void load(const QString& path);
+  // Reads the plan bundle, then loads the capture it names (plan::captureOf) and binds the plan to
+  // its graph there (plan::bind); path() is the plan's.
+  void loadPlan(const QString& planPath);
   void cancel();
   [[nodiscard]] bool busy() const { return watcher_.isRunning(); }
   [[nodiscard]] const QString& path() const { return path_; }
@@ -43,6 +53,8 @@ class ArtifactLoader : public QObject {
   void finished(const lathe::views::LoadOutcome& outcome);
 
  private:
+  void start(const QString& path, bool plan);
+
   QFutureWatcher<LoadOutcome> watcher_;
   std::shared_ptr<std::atomic<bool>> cancel_;
   std::vector<QFuture<LoadOutcome>> running_;

@@ -125,6 +125,7 @@ BudgetPanel::BudgetPanel(PlanSession* session, QWidget* parent)
   });
   residentValue_->setText(tr("%1 %").arg(residentSlider_->value()));
   connect(hardware_, &QComboBox::activated, this, &BudgetPanel::onHardwarePicked);
+  connect(session_, &PlanSession::hardwareChanged, this, &BudgetPanel::showHardware);
   connect(coalesce_, &QTimer::timeout, this, &BudgetPanel::replan);
   connect(session_, &PlanSession::graphChanged, this, &BudgetPanel::onGraphChanged);
   connect(session_, &PlanSession::frontierReady, this, &BudgetPanel::onFrontierReady);
@@ -151,6 +152,13 @@ double BudgetPanel::residentRatio() const {
 }
 
 void BudgetPanel::setHardware(const QString& idOrPath) {
+  session_->setHardware(idOrPath);
+  showHardware(idOrPath);  // also when the session had it already: the combo may show "Custom JSON…"
+  if (session_->jointGraph()) session_->requestFrontier();
+  scheduleReplan();
+}
+
+void BudgetPanel::showHardware(const QString& idOrPath) {
   int index = hardware_->findData(idOrPath);
   if (index < 0) {
     hardware_->insertItem(hardware_->count() - 1, QFileInfo(idOrPath).fileName(), idOrPath);
@@ -158,9 +166,6 @@ void BudgetPanel::setHardware(const QString& idOrPath) {
   }
   hardware_->setCurrentIndex(index);
   lastHardwareIndex_ = index;
-  session_->setHardware(idOrPath);
-  if (session_->jointGraph()) session_->requestFrontier();
-  scheduleReplan();
 }
 
 void BudgetPanel::onHardwarePicked(int index) {

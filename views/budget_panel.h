@@ -35,7 +35,8 @@ class BudgetPanel : public QWidget {
   // 0..1, as if the user had moved the slider (re-plans).
   void setResidentRatio(double ratio);
   [[nodiscard]] double residentRatio() const;
-  // A built-in hardware id ("h100") or a lathe.hw/1 JSON file, as if picked (re-plans).
+  // A built-in hardware id ("h100") or a lathe.hw/1 JSON file, as if picked (re-plans). The combo
+  // follows the session's target however it was set (an opened plan sets it without re-planning).
   void setHardware(const QString& idOrPath);
   [[nodiscard]] QSlider* budgetSlider() const { return budgetSlider_; }
   [[nodiscard]] QLabel* outcomeLabel() const { return outcome_; }
@@ -45,6 +46,7 @@ class BudgetPanel : public QWidget {
   void onFrontierReady(bool ok, const QString& error);
   void onPlanFinished(bool ok, const QString& error);
   void onHardwarePicked(int index);
+  void showHardware(const QString& idOrPath);
   void scheduleReplan();
   void replan();
   // What changed from the plan shown before (same graph): peak and saved values.

@@ -193,6 +193,10 @@ void GanttView::showCurrentStep() {
   plot_->replot();
 }
 
+QString GanttView::title() const {
+  return title_->text();
+}
+
 int GanttView::barCount(analysis::Stream stream) const {
   if (!rows_) return 0;
   const auto& bars = rows_->gantt().bars;

@@ -26,6 +26,8 @@ class GanttView : public QWidget {
   explicit GanttView(PlanSession* session, QWidget* parent = nullptr);
 
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
+  // The line above the plot: the step time, the target, compute, stalls, what the bars are.
+  [[nodiscard]] QString title() const;
   // Bars drawn in a row (stalls not counted).
   [[nodiscard]] int barCount(analysis::Stream stream) const;
   [[nodiscard]] int stallCount() const;

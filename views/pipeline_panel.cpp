@@ -33,6 +33,7 @@ PipelinePanel::PipelinePanel(PlanSession* session, QWidget* parent)
       pipeline_(new QLineEdit(this)),
       runButton_(new QPushButton(tr("Run"), this)),
       status_(new QLabel(this)),
+      origin_(new QLabel(this)),
       steps_(new QListWidget(this)),
       backButton_(new QPushButton(tr("◀ Back"), this)),
       forwardButton_(new QPushButton(tr("Forward ▶"), this)),
@@ -48,6 +49,10 @@ PipelinePanel::PipelinePanel(PlanSession* session, QWidget* parent)
   stats_->setObjectName(QStringLiteral("stepStats"));
   diff_->setObjectName(QStringLiteral("stepDiff"));
   status_->setWordWrap(true);
+  origin_->setObjectName(QStringLiteral("runOrigin"));
+  origin_->setWordWrap(true);
+  origin_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  origin_->hide();
 
   auto* layout = new QVBoxLayout(this);
   auto* runRow = new QHBoxLayout;
@@ -55,6 +60,7 @@ PipelinePanel::PipelinePanel(PlanSession* session, QWidget* parent)
   runRow->addWidget(runButton_);
   layout->addLayout(runRow);
   layout->addWidget(status_);
+  layout->addWidget(origin_);
   auto* stepRow = new QHBoxLayout;
   stepRow->addWidget(backButton_);
   stepRow->addWidget(forwardButton_);
@@ -89,10 +95,22 @@ PipelinePanel::PipelinePanel(PlanSession* session, QWidget* parent)
 
 void PipelinePanel::setPipelineText(const QString& text) {
   pipeline_->setText(text);
+  pipeline_->setCursorPosition(0);  // a long pipeline shows its first passes, not its last options
 }
 
 QString PipelinePanel::pipelineText() const {
   return pipeline_->text();
+}
+
+void PipelinePanel::setRunOrigin(const QString& text, bool warning) {
+  origin_->setText(text);
+  // The budget panel's colours for a budget missed and met.
+  origin_->setStyleSheet(warning ? QStringLiteral("color: #c02020;") : QStringLiteral("color: #2e7d32;"));
+  origin_->setVisible(!text.isEmpty());
+}
+
+QString PipelinePanel::runOrigin() const {
+  return origin_->isVisible() ? origin_->text() : QString();
 }
 
 void PipelinePanel::runPipeline() {
@@ -101,6 +119,7 @@ void PipelinePanel::runPipeline() {
 
 void PipelinePanel::onStarted() {
   status_->setText(tr("Running…"));
+  setRunOrigin({}, false);
   steps_->clear();
   stats_->setRowCount(0);
   diff_->clear();
@@ -115,7 +134,7 @@ void PipelinePanel::onFinished(bool ok, const QString& error) {
     return;
   }
   const PlanRun& run = *session_->planRun();
-  pipeline_->setText(run.pipeline);      // budget runs make their pipeline from the budget panel
+  setPipelineText(run.pipeline);         // budget runs make their pipeline from the budget panel
   const QSignalBlocker blocker(steps_);  // the session picks the current step itself
   steps_->addItem(tr("0. initial"));
   double seconds = 0;
@@ -145,7 +164,10 @@ void PipelinePanel::showStep(int step) {
   std::vector<std::pair<QString, QString>> rows;
   const passes::PlannedStep& planned = run->planned[static_cast<size_t>(step)];
   rows.emplace_back(tr("planned peak"), formatBytes(planned.timeline.peakBytes));
-  rows.emplace_back(tr("planned step time"), formatSeconds(planned.stepSeconds));
+  // Where weights stream, the step is the simulated one (it waits for copies), as the bundle's estimate.
+  const plan::PlanState& state = run->stateAt(step);
+  rows.emplace_back(tr("planned step time"),
+                    formatSeconds(state.offload ? state.offload->stepSeconds : planned.stepSeconds));
   if (step > 0) {
     const passes::PipelineRecord& record = run->run.history[static_cast<size_t>(step - 1)];
     for (const passes::PassStat& stat : record.result.stats) rows.emplace_back(toQString(stat.name), statText(stat));

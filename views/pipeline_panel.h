@@ -24,6 +24,10 @@ class PipelinePanel : public QWidget {
 
   // Shows a pipeline in the line edit without running it.
   void setPipelineText(const QString& text);
+  // Says where the run on show came from (an opened plan bundle, and whether it reproduced the
+  // bundle's decisions) until the next run starts; `warning` draws it as one.
+  void setRunOrigin(const QString& text, bool warning);
+  [[nodiscard]] QString runOrigin() const;
   [[nodiscard]] QString pipelineText() const;
   [[nodiscard]] QListWidget* stepList() const { return steps_; }
 
@@ -38,6 +42,7 @@ class PipelinePanel : public QWidget {
   QLineEdit* pipeline_;
   QPushButton* runButton_;
   QLabel* status_;
+  QLabel* origin_;
   QListWidget* steps_;
   QPushButton* backButton_;
   QPushButton* forwardButton_;

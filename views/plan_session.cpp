@@ -1,9 +1,13 @@
 #include "views/plan_session.h"
 
+#include <QFile>
+#include <QRegularExpression>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "analysis/joint.h"
+#include "util/diagnostics.h"
 
 namespace lathe::views {
 
@@ -163,11 +167,36 @@ void PlanSession::setGraph(std::shared_ptr<const io::Artifact> artifact, const Q
 }
 
 void PlanSession::setHardware(const QString& idOrPath) {
-  if (idOrPath == hardware_) return;
+  if (idOrPath != hardware_) useHardware(idOrPath);
+}
+
+void PlanSession::useHardware(const QString& idOrPath) {
   if (frontierCancel_) frontierCancel_->store(true);
   hardware_ = idOrPath;
   basis_.reset();
   frontier_.reset();
+  emit hardwareChanged(hardware_);
+}
+
+void PlanSession::setHardwareProfile(const hw::HwProfile& profile) {
+  const std::vector<std::string> builtIn = hw::builtInHwIds();
+  if (std::find(builtIn.begin(), builtIn.end(), profile.id) != builtIn.end() &&
+      hw::resolveHwProfile(profile.id) == profile) {
+    setHardware(QString::fromStdString(profile.id));
+    return;
+  }
+  if (!profileDir_) profileDir_ = std::make_unique<QTemporaryDir>();
+  QString name = QString::fromStdString(profile.id);
+  name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_.-]")), QStringLiteral("_"));
+  const QString path = profileDir_->filePath(name + QStringLiteral(".json"));
+  const std::string json = hw::hwProfileToJson(profile).dump(1) + "\n";
+  QFile file(path);
+  if (!profileDir_->isValid() || !file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+      file.write(json.data(), static_cast<qint64>(json.size())) != static_cast<qint64>(json.size())) {
+    throw Error(ErrorCode::BadInput, "cannot write the hardware profile " + profile.id + " to " + path.toStdString());
+  }
+  // Always anew: the file may be the one planned on, with another profile of the same id in it.
+  useHardware(path);
 }
 
 QString PlanSession::defaultPipeline() const {

@@ -8,6 +8,7 @@
 #include <QFutureWatcher>
 #include <QObject>
 #include <QString>
+#include <QTemporaryDir>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -77,6 +78,10 @@ class PlanSession : public QObject {
   [[nodiscard]] bool jointGraph() const { return joint_; }
   // The target: a built-in hardware id ("h200") or a lathe.hw/1 JSON file. Drops the frontier.
   void setHardware(const QString& idOrPath);
+  // A target given as a profile (a plan bundle's): its built-in id where it is a built-in profile,
+  // else the profile written to a file of the session's own, since plans read hardware by id or file.
+  // Error(BadInput) when that file cannot be written.
+  void setHardwareProfile(const hw::HwProfile& profile);
   [[nodiscard]] const QString& hardware() const { return hardware_; }
   // The pipeline `lathe plan` runs by default: recompute with torch's policy for a joint graph.
   [[nodiscard]] QString defaultPipeline() const;
@@ -103,6 +108,8 @@ class PlanSession : public QObject {
  signals:
   // A new graph (or none) was set; the last run and the frontier are gone.
   void graphChanged();
+  // The target changed (setHardware, setHardwareProfile): the id or file now planned on.
+  void hardwareChanged(const QString& idOrPath);
   void started(const QString& pipeline);
   // ok is false when the run failed or was cancelled; error says why.
   void finished(bool ok, const QString& error);
@@ -113,6 +120,7 @@ class PlanSession : public QObject {
 
  private:
   void startRun(const QString& pipeline, std::optional<BudgetRequest> budget);
+  void useHardware(const QString& idOrPath);
   void onFrontierFinished();
 
   QFutureWatcher<PlanOutcome> watcher_;
@@ -126,6 +134,7 @@ class PlanSession : public QObject {
   QString graphId_;
   bool joint_ = false;
   QString hardware_ = QStringLiteral("h200");
+  std::unique_ptr<QTemporaryDir> profileDir_;  // setHardwareProfile's files, made on first use
   std::shared_ptr<const PlanBasis> basis_;
   std::shared_ptr<const passes::BudgetFrontier> frontier_;
   std::optional<BudgetRequest> pendingBudget_;  // waits for the frontier

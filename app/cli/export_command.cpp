@@ -14,7 +14,9 @@
 #include "kernels/export_bundle.h"
 #include "kernels/toolchain.h"
 #include "output.h"
+#include "plan/plan_bind.h"
 #include "plan/plan_bundle.h"
+#include "util/atomic_write.h"
 #include "util/diagnostics.h"
 
 namespace lathe::cli {
@@ -33,38 +35,6 @@ ExportOptions& exportOptions() {
   return o;
 }
 
-// The plan's decisions over the graph's node ids (the plan lists nodes by name).
-plan::PlanState stateOnGraph(const plan::PlanBundle& bundle, const ir::Graph& graph, const std::string& planPath) {
-  std::vector<ir::NodeId> ids;
-  for (const std::string& name : bundle.nodeNames) {
-    const ir::NodeId id = graph.find(name);
-    if (id == ir::kNoNode) throw Error(ErrorCode::BadInput, planPath + ": node " + name + " is not in the graph");
-    ids.push_back(id);
-  }
-  plan::PlanState state = plan::PlanState::empty(graph.size());
-  state.groups = bundle.state.groups;
-  for (plan::FusionGroup& group : state.groups) {
-    for (ir::NodeId& node : group.nodes) node = ids[node];
-    if (group.anchor != ir::kNoNode) group.anchor = ids[group.anchor];
-    std::sort(group.nodes.begin(), group.nodes.end());
-    for (ir::NodeId node : group.nodes) state.group[node] = group.id;
-  }
-  return state;
-}
-
-// The plan names its capture as `lathe plan` was given it: relative to where that ran, which may
-// also be where the plan is.
-std::string captureOf(const plan::PlanBundle& bundle, const std::string& planPath) {
-  const fs::path artifact(bundle.artifact);
-  std::error_code ec;
-  if (artifact.is_absolute() || fs::exists(artifact, ec)) return bundle.artifact;
-  const fs::path besidePlan = fs::path(planPath).parent_path() / artifact;
-  if (fs::exists(besidePlan, ec)) return besidePlan.string();
-  throw Error(ErrorCode::BadInput,
-              fmt::format("{}: the plan's capture {} is not here nor beside the plan (give it with --capture)",
-                          planPath, bundle.artifact));
-}
-
 int runExport(const GlobalOptions& global) {
   const ExportOptions& o = exportOptions();
   const std::vector<std::string> targets = kernels::parseTargets(o.targets);
@@ -79,38 +49,46 @@ int runExport(const GlobalOptions& global) {
   } else {
     nvcc = kernels::requireNvcc();
   }
-  const std::string capture = o.capture.empty() ? captureOf(bundle, o.plan) : o.capture;
+  std::string capture = o.capture;
+  if (capture.empty()) {
+    try {
+      capture = plan::captureOf(bundle, o.plan);
+    } catch (const Error& e) {
+      throw Error(ErrorCode::BadInput, std::string(e.what()) + " (give it with --capture)");
+    }
+  }
   const io::Artifact artifact = load(capture, global);
-  const std::vector<io::GraphListing> graphs = artifact.graphs();
-  const auto listing =
-      std::find_if(graphs.begin(), graphs.end(), [&](const io::GraphListing& g) { return g.id == bundle.graphId; });
-  if (listing == graphs.end()) {
-    throw Error(ErrorCode::BadInput,
-                fmt::format("{} holds no graph {}, the graph of the plan {}", capture, bundle.graphId, o.plan));
-  }
-  const ir::Graph& graph = *listing->graph;
-  if (plan::graphFingerprint(graph) != bundle.fingerprint) {
-    throw Error(ErrorCode::BadInput,
-                fmt::format("{}: graph {} of {} is not the graph the plan was made for (fingerprint {} "
-                            "instead of {})",
-                            o.plan, bundle.graphId, capture, plan::graphFingerprint(graph), bundle.fingerprint));
-  }
-  const kernels::KernelSet set = kernels::generateKernels(graph, stateOnGraph(bundle, graph, o.plan));
+  const plan::BoundPlan bound = plan::bind(bundle, artifact, o.plan);
+  const kernels::KernelSet set = kernels::generateKernels(*bound.graph, bound.state);
   kernels::ExportRequest request{o.output, targets, fs::path(o.plan).filename().string(), bundle.graphId,
                                  bundle.state.groups.size()};
+  // The plan records the export together with the bundle or not at all: once the bundle is built,
+  // the new plan is written beside the plan (under the plan's lock, so that exports of this plan
+  // into other folders keep their records), and renamed into place right after the bundle.
+  std::optional<PathLock> planLock;
+  std::optional<StagedFile> stagedPlan;
+  kernels::BundleCompanion recordInPlan;
+  if (!o.keepPlan) {
+    recordInPlan.prepare = [&] {
+      planLock.emplace(o.plan);
+      plan::PlanBundle current = plan::readPlan(o.plan);
+      if (current.graphId != bundle.graphId || current.fingerprint != bundle.fingerprint)
+        throw Error(ErrorCode::BadInput,
+                    o.plan + " was replaced by a plan of another graph during the export; the bundle is not installed");
+      plan::KernelsRef ref{(fs::path(o.output) / std::string(kernels::kManifestName)).lexically_normal().string(),
+                           std::string(kernels::kKernelsFormat), targets, set.kernels.size(), set.notGenerated.size()};
+      std::erase_if(current.kernels, [&](const plan::KernelsRef& k) { return k.manifest == ref.manifest; });
+      current.kernels.push_back(std::move(ref));
+      stagedPlan.emplace(o.plan, plan::planToJson(current));
+    };
+    recordInPlan.commit = [&] { stagedPlan->commit(); };
+  }
   const kernels::ExportResult result =
-      nvrtc ? kernels::writeExport(set, request, kernels::NvrtcToolchain{*nvrtc, hostCompiler})
-            : kernels::writeExport(set, request, *nvcc);
+      nvrtc ? kernels::writeExport(set, request, kernels::NvrtcToolchain{*nvrtc, hostCompiler}, recordInPlan)
+            : kernels::writeExport(set, request, *nvcc, recordInPlan);
+  planLock.reset();
   const std::string compiledWith =
       nvrtc ? "NVRTC " + nvrtc->version() + " (" + nvrtc->location() + ")" : nvcc->string();
-
-  if (!o.keepPlan) {
-    plan::KernelsRef ref{(fs::path(o.output) / std::string(kernels::kManifestName)).lexically_normal().string(),
-                         std::string(kernels::kKernelsFormat), targets, set.kernels.size(), set.notGenerated.size()};
-    std::erase_if(bundle.kernels, [&](const plan::KernelsRef& k) { return k.manifest == ref.manifest; });
-    bundle.kernels.push_back(std::move(ref));
-    plan::writePlan(o.plan, bundle);
-  }
 
   std::map<std::string, std::pair<size_t, size_t>> byKind;  // generated, total
   for (const plan::FusionGroup& group : bundle.state.groups) ++byKind[group.kind].second;
@@ -168,7 +146,7 @@ void registerExportCommand(CLI::App& app) {
   ExportOptions& o = exportOptions();
   auto* cmd = app.add_subcommand("export", "Generate, compile and bundle CUDA kernels for the fusion groups of a plan");
   cmd->add_option("plan", o.plan, "Plan bundle written by `lathe plan -o`")->required();
-  cmd->add_option("-o,--output", o.output, "Bundle directory to write (new, empty, or an earlier export)")->required();
+  addOutputOption(cmd, o.output, "Bundle directory to write (new, empty, or an earlier export)")->required();
   cmd->add_option("--targets", o.targets, "GPU architectures, comma-separated")->capture_default_str();
   cmd->add_option("--compiler", o.compiler,
                   "nvcc (a CUDA toolkit), or nvrtc: libnvrtc (as pip's nvidia-cuda-nvrtc installs it; $LATHE_NVRTC "

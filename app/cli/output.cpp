@@ -52,6 +52,15 @@ std::string formatBytes(uint64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
 }
 
+CLI::Option* addOutputOption(CLI::App* command, std::string& path, const std::string& description) {
+  return command->add_option("-o,--output", path, description)
+      ->check(CLI::Validator(
+          [](const std::string& value) {
+            return value.empty() ? std::string("an empty path names no file") : std::string();
+          },
+          "PATH"));
+}
+
 std::string formatSeconds(double seconds) {
   if (seconds >= 1.0) return fmt::format("{:.2f} s", seconds);
   return fmt::format("{:.1f} ms", seconds * 1e3);

@@ -1,6 +1,7 @@
-// Output helpers for the CLI: aligned text tables and human-readable sizes.
+// Output helpers for the CLI: aligned text tables, human-readable sizes, the -o option.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -26,5 +27,9 @@ class Table {
 [[nodiscard]] std::string formatBytes(uint64_t bytes);
 // Seconds with a sensible unit: "12.3 s", "45 ms".
 [[nodiscard]] std::string formatSeconds(double seconds);
+
+// Registers -o,--output PATH on `command`: a path that must not be empty (`-o ""` is a usage
+// error, not "write nothing").
+CLI::Option* addOutputOption(CLI::App* command, std::string& path, const std::string& description);
 
 }  // namespace lathe::cli

@@ -15,6 +15,7 @@
 #include "language.h"
 #include "main_window.h"
 #include "views/graph_view.h"
+#include "views/plan_file.h"
 #include "views/plan_session.h"
 
 namespace {
@@ -99,23 +100,36 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
       grab();
     }
   };
+  // An opened plan is on show once its pipeline run has come back (and been checked) too.
+  const bool planPath = lathe::views::isPlanPath(path);
   lathe::views::GraphView* graphView = window.graphView();
   QObject::connect(&window, &MainWindow::loadFinished, &window, [&](bool ok) {
     if (!ok) {
-      printError(QCoreApplication::translate("main", "could not open %1 (the screenshot shows why)").arg(path));
+      printError(QCoreApplication::translate("main", "could not open %1: %2").arg(path, window.lastOpenError()));
       exitCode = kExitBadInput;
+      // A plan refused leaves nothing to show; a capture that does not read shows why.
+      if (planPath) {
+        QCoreApplication::exit(exitCode);
+        return;
+      }
     }
     if (ok && view == QStringLiteral("graph") && graphView->isLayingOut()) {
       // The graph is drawn once its layout (or its failure) comes back from the worker.
-      QObject::connect(graphView, &lathe::views::GraphView::layoutShown, &window, grab, Qt::SingleShotConnection);
-      QObject::connect(graphView, &lathe::views::GraphView::layoutFailed, &window, grab, Qt::SingleShotConnection);
+      auto next = planPath ? grabWhenPlanned : std::function<void()>(grab);
+      QObject::connect(graphView, &lathe::views::GraphView::layoutShown, &window, next, Qt::SingleShotConnection);
+      QObject::connect(graphView, &lathe::views::GraphView::layoutFailed, &window, next, Qt::SingleShotConnection);
       return;
     }
-    if (ok && planView) {
+    if (ok && (planView || planPath)) {
       grabWhenPlanned();
       return;
     }
     grab();
+  });
+  QObject::connect(&window, &MainWindow::planOpened, &window, [&](bool ok) {
+    if (ok) return;
+    printError(QCoreApplication::translate("main", "could not show the plan %1: %2").arg(path, window.lastOpenError()));
+    exitCode = kExitBadInput;
   });
   window.openPath(path);
   return QApplication::exec();
@@ -161,7 +175,8 @@ int main(int argc, char** argv) {
   parser.addOption(view);
   parser.addOption(language);
   parser.addPositionalArgument(QStringLiteral("path"),
-                               QCoreApplication::translate("main", "Artifact to open (default: the bundled example)."),
+                               QCoreApplication::translate(
+                                   "main", "Artifact or plan bundle (.json) to open (default: the bundled example)."),
                                QStringLiteral("[path]"));
   parser.process(app);
   if (parser.isSet(language)) {

@@ -41,10 +41,12 @@
 #include "views/graph_nodes_model.h"
 #include "views/graph_view.h"
 #include "views/guards_view.h"
+#include "views/kernel_exporter.h"
 #include "views/memory_timeline_view.h"
 #include "views/node_inspector.h"
 #include "views/pareto_view.h"
 #include "views/pipeline_panel.h"
+#include "views/plan_file.h"
 #include "views/plan_session.h"
 #include "views/saved_tensor_ledger_model.h"
 #include "views/stage_links.h"
@@ -75,7 +77,8 @@ MainWindow::MainWindow(Options options, QWidget* parent)
       nodesProxy_(new QSortFilterProxyModel(this)),
       diagnosticsModel_(new views::DiagnosticsModel(this)),
       inspector_(new views::NodeInspector(this)),
-      planSession_(new views::PlanSession(this)) {
+      planSession_(new views::PlanSession(this)),
+      kernelExporter_(new views::KernelExporter(this)) {
   setWindowTitle(tr("Lathe Studio"));
   setAcceptDrops(true);
   nodesProxy_->setSourceModel(nodesModel_);
@@ -106,6 +109,7 @@ MainWindow::MainWindow(Options options, QWidget* parent)
   connect(graphView_, &views::GraphView::nodeSelected, this, &MainWindow::selectNode);
   connect(search_, &QLineEdit::textChanged, nodesProxy_, &QSortFilterProxyModel::setFilterFixedString);
   connect(timelineView_, &views::MemoryTimelineView::nodeClicked, this, &MainWindow::selectNode);
+  connect(planSession_, &views::PlanSession::finished, this, &MainWindow::onPlanFinished);
 
   resize(1600, 1000);
   if (options_.useSettings) {
@@ -115,7 +119,9 @@ MainWindow::MainWindow(Options options, QWidget* parent)
   }
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+  saveWatcher_.waitForFinished();  // a plan half-written when the window goes is not written
+}
 
 void MainWindow::createWidgets() {
   auto* central = new QWidget(this);
@@ -184,6 +190,20 @@ void MainWindow::createWidgets() {
   cancelButton_->hide();
   statusBar()->addPermanentWidget(progressBar_);
   statusBar()->addPermanentWidget(cancelButton_);
+
+  // A kernel export has stages of unknown length (one compiler run is most of it): a busy bar.
+  exportStage_ = new QLabel(this);
+  exportStage_->setObjectName(QStringLiteral("exportStage"));
+  exportProgress_ = new QProgressBar(this);
+  exportProgress_->setRange(0, 0);
+  exportProgress_->setMaximumWidth(160);
+  cancelExport_ = new QPushButton(tr("Cancel Export"), this);
+  cancelExport_->setObjectName(QStringLiteral("cancelExport"));
+  for (QWidget* widget : {static_cast<QWidget*>(exportStage_), static_cast<QWidget*>(exportProgress_),
+                          static_cast<QWidget*>(cancelExport_)}) {
+    widget->hide();
+    statusBar()->addPermanentWidget(widget);
+  }
 }
 
 void MainWindow::createDocks() {
@@ -307,6 +327,7 @@ void MainWindow::createMenus() {
     timelineView_->chooseSnapshot();
   });
   file->addSeparator();
+  createPlanFileActions(file);
   file->addAction(tr("&Export View…"), this, &MainWindow::exportGraphDialog);
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
@@ -325,7 +346,9 @@ void MainWindow::createMenus() {
   });
 }
 
-QString MainWindow::currentPath() const { return loader_->path(); }
+QString MainWindow::currentPath() const {
+  return loader_->busy() || shownPath_.isEmpty() ? loader_->path() : shownPath_;
+}
 
 void MainWindow::createLanguageMenu() {
   QMenu* languageMenu = viewMenu_->addMenu(tr("&Language"));
@@ -352,16 +375,23 @@ QString MainWindow::exampleArtifactPath() {
 
 void MainWindow::openPath(const QString& path) {
   if (path.isEmpty()) {
-    diagnosticsModel_->setLoadError(tr("No file to open (the bundled example is missing)."), {});
+    lastOpenError_ = tr("No file to open (the bundled example is missing).");
+    diagnosticsModel_->setLoadError(lastOpenError_, {});
     emit loadFinished(false);
     return;
   }
-  loader_->load(path);
+  if (views::isPlanPath(path)) {
+    loader_->loadPlan(path);
+  } else {
+    loader_->load(path);
+  }
 }
 
 void MainWindow::openFileDialog() {
   const QString path = QFileDialog::getOpenFileName(
-      this, tr("Open artifact"), {}, tr("PyTorch artifacts (*.log *.log.gz *.gz *.pt2 *.pickle *.txt);;All files (*)"));
+      this, tr("Open artifact"), {},
+      tr("PyTorch artifacts and Lathe plans (*.log *.log.gz *.gz *.pt2 *.pickle *.txt *.json);;Lathe plans "
+         "(*.plan.json *.json);;All files (*)"));
   if (!path.isEmpty()) openPath(path);
 }
 
@@ -391,10 +421,19 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   cancelButton_->hide();
   const QString name = QFileInfo(loader_->path()).fileName();
   if (outcome.cancelled) {
-    statusBar()->showMessage(tr("Loading %1 cancelled").arg(name));
+    lastOpenError_ = tr("Loading %1 cancelled").arg(name);
+    statusBar()->showMessage(lastOpenError_);
     emit loadFinished(false);
     return;
   }
+  if (!outcome.planPath.isEmpty() && !outcome.artifact) {
+    refusePlan(outcome);
+    emit loadFinished(false);
+    return;
+  }
+  lastOpenError_.clear();
+  shownPath_ = loader_->path();
+  openingPlan_ = outcome.plan;
   inspector_->clear();
   resetStageViews(outcome.artifact);
   nodesModel_->setGraph(nullptr, {});
@@ -403,6 +442,7 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   graphTitle_->setText(tr("No graph selected"));
   if (!outcome.artifact) {
     treeModel_->clear();
+    lastOpenError_ = outcome.error;
     diagnosticsModel_->setLoadError(outcome.error, outcome.errorLocation);
     diagnosticsDock_->show();
     setWindowTitle(tr("Lathe Studio"));
@@ -416,11 +456,17 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   // An empty diagnostics pane only takes room from the nodes; it comes back when there is news.
   diagnosticsDock_->setVisible(diagnosticsModel_->rowCount() > 0);
   tree_->expandToDepth(1);
-  setWindowTitle(tr("%1 — Lathe Studio").arg(name));
+  setWindowTitle(outcome.plan ? tr("%1 · %2 — Lathe Studio").arg(name, QFileInfo(outcome.plan->capturePath).fileName())
+                               : tr("%1 — Lathe Studio").arg(name));
   rememberRecent(loader_->path());
   statusBar()->showMessage(tr("Loaded %1: %n graph(s)", nullptr, treeModel_->graphCount()).arg(name) +
                            tr(", %n diagnostic(s)", nullptr, diagnosticsModel_->rowCount()));
-  selectPreferredGraph();
+  // A plan shows its own graph (the loader found it there); a capture the likeliest one.
+  if (outcome.plan && selectGraph(views::toQString(outcome.plan->bundle.graphId))) {
+    selectPreferredNode();
+  } else {
+    selectPreferredGraph();
+  }
   emit loadFinished(true);
 }
 
@@ -437,6 +483,10 @@ void MainWindow::selectPreferredGraph() {
   if (!index.isValid()) return;
   tree_->setCurrentIndex(index);
   tree_->scrollTo(index);
+  selectPreferredNode();
+}
+
+void MainWindow::selectPreferredNode() {
   const auto& graph = nodesModel_->graph();
   if (!graph) return;
   ir::NodeId chosen = ir::kNoNode;
@@ -468,9 +518,11 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
   const ir::NodeId previousNode = selectedNode();
   nodesModel_->setGraph(graph, id);
   graphView_->setGraph(graph, id, treeModel_->artifact());
-  planSession_->setGraph(treeModel_->artifact(), id, graph);
-  pipelinePanel_->setPipelineText(planSession_->defaultPipeline());
-  planSession_->run(planSession_->defaultPipeline());
+  if (!runOpenedPlan(id)) {
+    planSession_->setGraph(treeModel_->artifact(), id, graph);
+    pipelinePanel_->setPipelineText(planSession_->defaultPipeline());
+    planSession_->run(planSession_->defaultPipeline());
+  }
   inspector_->clear();
   const ir::GraphCounts counts = ir::countGraph(*graph);
   graphTitle_->setText(

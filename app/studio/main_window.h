@@ -1,15 +1,20 @@
 // lathe-studio's main window: artifact tree (left), the selected graph drawn and as a node table
 // (centre tabs), node inspector and pipeline (right), memory timeline and diagnostics (bottom); loading
-// and planning on worker threads with progress and cancel.
+// and planning on worker threads with progress and cancel. Plan bundles open, save and export
+// kernels from the File menu (main_window_plans.cpp).
 #pragma once
 
+#include <QFutureWatcher>
 #include <QMainWindow>
 #include <QString>
 #include <memory>
+#include <vector>
 
 #include "io/artifact.h"
 #include "ir/graph.h"
+#include "plan/plan_bundle.h"
 
+class QAction;
 class QDockWidget;
 class QLabel;
 class QLineEdit;
@@ -37,8 +42,12 @@ class PlanSession;
 class SavedTensorLedgerModel;
 class CodeView;
 class GuardsView;
+class KernelExporter;
 class StageLinks;
+struct KernelExportOutcome;
 struct LoadOutcome;
+struct OpenedPlan;
+struct PlanRun;
 }  // namespace lathe::views
 
 namespace lathe::studio {
@@ -56,16 +65,23 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(Options options, QWidget* parent = nullptr);
   ~MainWindow() override;
 
+  // Opens a capture, or a plan bundle (a .json path): the capture it names, its graph, and its
+  // pipeline run with its hardware, once the plan is known to be that graph's.
   void openPath(const QString& path);
-  // The capture last opened (or being opened), "" before the first.
+  // The capture or plan being opened, else the one on show (a cancelled load or a refused plan
+  // leaves it), "" before the first.
   [[nodiscard]] QString currentPath() const;
+  // Why the last open failed ("" when it did not): for the headless screenshot's stderr.
+  [[nodiscard]] const QString& lastOpenError() const { return lastOpenError_; }
   // The capture bundled in resources/examples, "" when it is missing.
   [[nodiscard]] static QString exampleArtifactPath();
   // Selects a graph by id in the tree (and so shows its nodes); false when no such graph.
   bool selectGraph(const QString& graphId);
   // Selects the graph a user most likely wants first (first joint graph, else first) and in it a
-  // node worth inspecting (the first matmul, else the first call).
+  // node worth inspecting (selectPreferredNode).
   void selectPreferredGraph();
+  // In the graph on show, a node worth inspecting (the first matmul, else the first call).
+  void selectPreferredNode();
 
   // The centre tabs.
   enum class CentralView { Graph, Nodes, Guards, Code };
@@ -95,12 +111,28 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] views::SavedTensorLedgerModel* savedTensorModel() const { return savedTensorModel_; }
   [[nodiscard]] QTableView* savedTensorTable() const { return savedTensorTable_; }
 
+  // File › Save Plan… without the dialog: the current run's last step as a plan bundle, written in
+  // the background (planSaved when done).
+  void savePlan(const QString& path);
+  // File › Export Kernels… without the dialog: kernels for the current plan's fusion groups into
+  // `folder` (kernelExporter() reports the stages and the outcome).
+  void exportKernels(const QString& folder);
+  [[nodiscard]] views::KernelExporter* kernelExporter() const { return kernelExporter_; }
+  // The plan file that holds the run on show (the one it was opened from or last saved to), "" when
+  // none does.
+  [[nodiscard]] QString planFile() const;
+
  signals:
   // Emitted when a load ends: ok is false when it failed or was cancelled.
   void loadFinished(bool ok);
   // Emitted after the user picked another language and its translators were installed: the window's
   // owner rebuilds the window so that every string is read again (main.cpp).
   void languageChanged();
+  // An opened plan's pipeline run came back (ok false: it failed, lastOpenError says why) and was
+  // compared with the bundle's decisions (the pipeline dock says how it went).
+  void planOpened(bool ok);
+  // A Save Plan ended: the path written, or why nothing was.
+  void planSaved(bool ok, const QString& pathOrError);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -132,6 +164,20 @@ class MainWindow : public QMainWindow {
   void openDirectoryDialog();
   // File › Export View…: the graph view as SVG or PNG.
   void exportGraphDialog();
+
+  // Plan bundles (main_window_plans.cpp).
+  void createPlanFileActions(QMenu* file);
+  void updatePlanFileActions();
+  // A plan load that failed leaves the window as it was and says why.
+  void refusePlan(const views::LoadOutcome& outcome);
+  // A graph is being shown: when it is the opened plan's, plan it on the bundle's target with its
+  // pipeline (true); else the plan is dropped (another graph was picked) and false.
+  [[nodiscard]] bool runOpenedPlan(const QString& graphId);
+  void onPlanFinished(bool ok, const QString& error);
+  void savePlanDialog();
+  void onPlanSaved();
+  void exportKernelsDialog();
+  void onKernelsExported(const views::KernelExportOutcome& outcome);
 
   Options options_;
   views::ArtifactLoader* loader_;
@@ -174,6 +220,26 @@ class MainWindow : public QMainWindow {
   QPushButton* cancelButton_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QMenu* viewMenu_ = nullptr;
+  QString lastOpenError_;
+  QString shownPath_;  // the capture or plan on show
+
+  // Plan bundles: the one opened, until its run comes back; the run a plan file holds; kernel
+  // exports made of a run, recorded in the plan when it is saved.
+  std::shared_ptr<const views::OpenedPlan> openingPlan_;
+  QString planFile_;
+  std::shared_ptr<const views::PlanRun> planFileRun_;
+  std::vector<plan::KernelsRef> kernelRefs_;
+  std::shared_ptr<const views::PlanRun> kernelRefsRun_;
+  QAction* savePlanAction_ = nullptr;
+  QAction* exportKernelsAction_ = nullptr;
+  QFutureWatcher<QString> saveWatcher_;  // the error, "" when saved
+  QString savingTo_;
+  std::shared_ptr<const views::PlanRun> savingRun_;
+  views::KernelExporter* kernelExporter_ = nullptr;
+  std::shared_ptr<const views::PlanRun> exportingRun_;
+  QLabel* exportStage_ = nullptr;
+  QProgressBar* exportProgress_ = nullptr;
+  QPushButton* cancelExport_ = nullptr;
 };
 
 }  // namespace lathe::studio

@@ -6,20 +6,6 @@
 
 namespace lathe::analysis {
 
-std::string_view memoryCategoryName(MemoryCategory category) {
-  switch (category) {
-    case MemoryCategory::Weights: return "weights";
-    case MemoryCategory::Inputs: return "inputs";
-    case MemoryCategory::Saved: return "saved";
-    case MemoryCategory::Recomputed: return "recomputed";
-    case MemoryCategory::Temporaries: return "temporaries";
-    case MemoryCategory::Gradients: return "gradients";
-    case MemoryCategory::Outputs: return "outputs";
-    case MemoryCategory::Prefetched: return "prefetched";
-  }
-  return "temporaries";
-}
-
 StepSchedule programSchedule(const ir::Graph& graph) {
   StepSchedule schedule;
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
@@ -147,13 +133,17 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     }
   }
 
-  // Live bytes per step by difference arrays.
+  // Live bytes per step by difference arrays. A storage counts at most its share of INT64_MAX, so
+  // that no sum of them leaves int64 whatever sizes a graph claims (graphs the planner accepts stay
+  // far below the share).
+  const uint64_t share = static_cast<uint64_t>(INT64_MAX) / (storages.size() + 1);
   std::vector<std::array<int64_t, kMemoryCategoryCount>> delta(steps + 1);
   for (auto& d : delta) d.fill(0);
   for (const StorageLife& life : storages) {
     const size_t c = static_cast<size_t>(life.category);
-    delta[life.first][c] += static_cast<int64_t>(life.bytes);
-    delta[life.last + 1][c] -= static_cast<int64_t>(life.bytes);
+    const auto bytes = static_cast<int64_t>(std::min(life.bytes, share));
+    delta[life.first][c] += bytes;
+    delta[life.last + 1][c] -= bytes;
   }
   timeline.live.resize(steps);
   timeline.total.resize(steps);

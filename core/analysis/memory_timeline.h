@@ -27,7 +27,14 @@ enum class MemoryCategory : uint8_t {
   Prefetched,   // streamed weights while on the GPU (offload plans)
 };
 inline constexpr size_t kMemoryCategoryCount = 8;
-[[nodiscard]] std::string_view memoryCategoryName(MemoryCategory category);
+// The one table of category names, in enum order: plan bundles, the CLI and the studio's
+// translations are written against it.
+inline constexpr std::array<std::string_view, kMemoryCategoryCount> kMemoryCategoryNames = {
+    "weights", "inputs", "saved", "recomputed", "temporaries", "gradients", "outputs", "prefetched"};
+static_assert(static_cast<size_t>(MemoryCategory::Prefetched) + 1 == kMemoryCategoryCount);
+[[nodiscard]] constexpr std::string_view memoryCategoryName(MemoryCategory category) {
+  return kMemoryCategoryNames[static_cast<size_t>(category)];
+}
 
 enum class Phase : uint8_t { Forward, Backward };
 

@@ -1,7 +1,7 @@
 #include "analysis/snapshot_timeline.h"
 
 #include <algorithm>
-#include <set>
+#include <map>
 #include <unordered_map>
 
 namespace lathe::analysis {
@@ -57,8 +57,9 @@ bool isSegmentAction(TraceAction action) {
 class DeviceReplay {
  public:
   DeviceReplay(const io::MemorySnapshot& snapshot, int64_t device, const std::vector<AllocatorEvent>& events,
-               const SnapshotTimelineOptions& options, const Progress& progress)
-      : snapshot_(snapshot), events_(events), options_(options), progress_(progress) {
+               const std::vector<const io::SnapshotSegment*>& segments, const SnapshotTimelineOptions& options,
+               const Progress& progress)
+      : snapshot_(snapshot), events_(events), segments_(segments), options_(options), progress_(progress) {
     timeline_.device = device;
     timeline_.eventCount = events.size();
   }
@@ -115,9 +116,8 @@ class DeviceReplay {
       }
       timeline_.allocated.push_back({i, e.timeUs, running});
     }
-    for (const io::SnapshotSegment& seg : snapshot_.segments) {
-      if (seg.device != timeline_.device) continue;
-      for (const io::SnapshotBlock& b : seg.blocks) {
+    for (const io::SnapshotSegment* seg : segments_) {
+      for (const io::SnapshotBlock& b : seg->blocks) {
         if (b.state == io::BlockState::ActiveAllocated && !liveSize.contains(b.address))
           addInitial({b.address, b.requestedSize, kBeforeTrace, b.frames, io::kNoFrame}, kStillLive);
       }
@@ -180,9 +180,8 @@ class DeviceReplay {
   void replayReserved() {
     bool saturated = false;
     int64_t finalBytes = 0;
-    for (const io::SnapshotSegment& seg : snapshot_.segments)
-      if (seg.device == timeline_.device)
-        finalBytes = saturatingAdd(finalBytes, signedBytes(seg.totalSize, saturated), saturated);
+    for (const io::SnapshotSegment* seg : segments_)
+      finalBytes = saturatingAdd(finalBytes, signedBytes(seg->totalSize, saturated), saturated);
     int64_t net = 0;
     for (const AllocatorEvent& e : events_) net = saturatingAdd(net, reservedDelta(e, saturated), saturated);
     int64_t current = saturatingAdd(finalBytes, net == INT64_MIN ? INT64_MAX : -net, saturated);
@@ -211,6 +210,7 @@ class DeviceReplay {
 
   const io::MemorySnapshot& snapshot_;
   const std::vector<AllocatorEvent>& events_;
+  const std::vector<const io::SnapshotSegment*>& segments_;  // the device's
   const SnapshotTimelineOptions& options_;
   const Progress& progress_;
   DeviceMemoryTimeline timeline_;
@@ -233,15 +233,16 @@ uint32_t userFrameOf(const io::MemorySnapshot& snapshot, io::SnapshotStackId sta
 
 SnapshotTimeline buildSnapshotTimeline(const io::MemorySnapshot& snapshot, const SnapshotTimelineOptions& options,
                                        const Progress& progress) {
-  std::set<int64_t> devices;
-  for (size_t d = 0; d < snapshot.deviceTraces.size(); ++d) devices.insert(static_cast<int64_t>(d));
-  for (const io::SnapshotSegment& seg : snapshot.segments) devices.insert(seg.device);
+  // Segments grouped by device once, so that each device's replay looks only at its own.
+  std::map<int64_t, std::vector<const io::SnapshotSegment*>> devices;
+  for (size_t d = 0; d < snapshot.deviceTraces.size(); ++d) devices[static_cast<int64_t>(d)];
+  for (const io::SnapshotSegment& seg : snapshot.segments) devices[seg.device].push_back(&seg);
   static const std::vector<AllocatorEvent> kNoEvents;
   SnapshotTimeline timeline;
-  for (int64_t device : devices) {
+  for (const auto& [device, segments] : devices) {
     const bool hasTrace = device >= 0 && static_cast<uint64_t>(device) < snapshot.deviceTraces.size();
     const auto& events = hasTrace ? snapshot.deviceTraces[static_cast<size_t>(device)] : kNoEvents;
-    timeline.devices.push_back(DeviceReplay(snapshot, device, events, options, progress).run());
+    timeline.devices.push_back(DeviceReplay(snapshot, device, events, segments, options, progress).run());
   }
   return timeline;
 }

@@ -21,6 +21,8 @@
 // before the first event; then one point per segment event. A trace that would need negative
 // reserved bytes (damaged, or segments missing) sets reservedInconsistent and clamps at zero;
 // so do sizes so large that the sums would overflow.
+// Time and memory are linear in the snapshot's events, segments and blocks (and one timeline per
+// device), which the loader bounds by the size of the file (memory_snapshot.h).
 #pragma once
 
 #include <array>

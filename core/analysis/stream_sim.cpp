@@ -20,8 +20,12 @@ void validate(const SimInput& input) {
     throw Error(ErrorCode::Usage, "stream simulation: too many tasks");
   }
   const auto count = static_cast<TaskIndex>(input.tasks.size());
+  uint64_t held = input.baseBytes;  // at most, were every task's bytes held at once
   for (TaskIndex i = 0; i < count; ++i) {
     const SimTask& task = input.tasks[static_cast<size_t>(i)];
+    if (__builtin_add_overflow(held, task.bytes, &held)) {
+      throw Error(ErrorCode::Usage, "stream simulation: the tasks hold more than 2^64 bytes together");
+    }
     if (!std::isfinite(task.seconds) || task.seconds < 0) {
       throw Error(ErrorCode::Usage, "stream simulation: " + taskLabel(input, i) + " has duration " +
                                         std::to_string(task.seconds) + " s");

@@ -1,5 +1,7 @@
 #include "io/artifact.h"
 
+#include <algorithm>
+
 #include "util/diagnostics.h"
 
 namespace lathe::io {
@@ -85,6 +87,17 @@ std::optional<GuardTree> compileGuards(const TraceLog& log, const TraceCompile& 
   options.firstLine = event.line + 1;
   return compile.guardFormat == GuardFormat::CppTree ? parseCppGuards(log.guards(compile), options, diagnostics)
                                                      : parseJsonGuards(log.guards(compile), options, diagnostics);
+}
+
+const GraphListing* findGraph(const std::vector<GraphListing>& graphs, std::string_view id) {
+  for (const GraphListing& g : graphs) {
+    if (g.id == id) return &g;
+  }
+  if (!id.empty() && id.size() < 10 && std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    const size_t index = std::stoul(std::string(id));
+    if (index < graphs.size()) return &graphs[index];
+  }
+  return nullptr;
 }
 
 }  // namespace lathe::io

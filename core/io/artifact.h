@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/artifact_kind.h"
@@ -46,6 +47,10 @@ struct Artifact {
 // Whether the compile of `graph` went through Inductor (it logged post-grad graphs), so Inductor's
 // joint-graph passes ran before torch partitioned its joint graph.
 [[nodiscard]] bool compiledByInductor(const std::vector<GraphListing>& graphs, const GraphListing& graph);
+
+// The listing with this id, else the id-th listing when `id` is a number (as `lathe graphs` numbers
+// them); null when there is none.
+[[nodiscard]] const GraphListing* findGraph(const std::vector<GraphListing>& graphs, std::string_view id);
 
 // Throws Error(BadInput) when the path is unreadable or holds nothing Lathe knows.
 [[nodiscard]] Artifact loadArtifact(const std::filesystem::path& path, const Progress& progress = {});

@@ -1,8 +1,13 @@
 #include "io/artifact_kind.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstring>
 
+#include "util/atomic_write.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
 
@@ -29,16 +34,56 @@ std::string_view artifactKindName(ArtifactKind kind) {
   return "unknown";
 }
 
-ArtifactKind detectArtifactKind(const std::filesystem::path& path) {
+std::vector<FolderEntry> listFolder(const std::filesystem::path& folder) {
+  std::vector<FolderEntry> entries;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
-      if (!entry.is_regular_file()) continue;
-      if (detectArtifactKind(entry.path()) == ArtifactKind::TraceLog) return ArtifactKind::TraceLog;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    if (entries.size() == kMaxFolderEntries)
+      throw Error(ErrorCode::BadInput,
+                  "holds more than " + std::to_string(kMaxFolderEntries) + " entries; not a folder of rank logs",
+                  {folder.string()});
+    FolderEntry entry{it->path(), {}};
+    struct stat info {};
+    if (stat(entry.path.c_str(), &info) != 0) {
+      entry.problem = std::strerror(errno);
+    } else if (!S_ISREG(info.st_mode)) {
+      entry.directory = S_ISDIR(info.st_mode);
+      entry.problem = std::string("it is ") + fileTypeName(info.st_mode) + ", not a regular file";
+    }
+    entries.push_back(std::move(entry));
+  }
+  if (ec) throw Error(ErrorCode::BadInput, "cannot list the folder: " + ec.message(), {folder.string()});
+  std::sort(entries.begin(), entries.end(), [](const FolderEntry& a, const FolderEntry& b) { return a.path < b.path; });
+  return entries;
+}
+
+ArtifactKind detectArtifactKind(const std::filesystem::path& path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    std::vector<std::string> unreadable;  // "path: reason" of the entries that could not be sniffed
+    for (const FolderEntry& entry : listFolder(path)) {
+      if (entry.directory) continue;
+      if (!entry.problem.empty()) {
+        unreadable.push_back(entry.path.string() + ": " + entry.problem);
+        continue;
+      }
+      try {
+        if (detectArtifactKind(entry.path) == ArtifactKind::TraceLog) return ArtifactKind::TraceLog;
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::BadInput) throw;
+        unreadable.emplace_back(e.what());
+      }
+    }
+    if (!unreadable.empty()) {
+      throw Error(
+          ErrorCode::BadInput,
+          "no TORCH_TRACE log among the files that could be read; " + unreadable.front() +
+              (unreadable.size() > 1 ? " (and " + std::to_string(unreadable.size() - 1) + " more unreadable)" : ""),
+          {path.string()});
     }
     return ArtifactKind::Unknown;
   }
-  InputFile in(path);
+  InputFile in(path);  // refuses what is missing or not a regular file, with the reason
   std::array<char, 64> head{};
   const size_t n = in.read(head.data(), head.size());
   const std::string_view s(head.data(), n);

@@ -3,6 +3,7 @@
 #include <map>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "io/pickle.h"
 #include "util/input.h"
@@ -201,7 +202,15 @@ struct FrameHash {
 class SnapshotDecoder {
  public:
   SnapshotDecoder(const PickleDocument& doc, MemorySnapshot& out, const Progress& progress)
-      : doc_(doc), out_(out), progress_(progress), cache_(doc.nodeCount(), 0) {
+      : doc_(doc),
+        out_(out),
+        progress_(progress),
+        cache_(doc.nodeCount(), 0),
+        expanded_(doc.nodeCount(), false),
+        decodedBytes_(budget("take", "bytes", doc.inputBytes(), kDecodedBytesPerPickleByte, kDecodedBytesFloor,
+                             kMaxDecodedBytes)),
+        dictEntries_(budget("read", "dict entries", doc.inputBytes(), kDictEntriesPerPickleByte, kDictEntriesFloor,
+                            UINT64_MAX)) {
     for (const auto& [field, name] : kFieldNames) setTable(fieldByStr_, out_.strings.intern(name), field);
     for (const auto& [action, name] : kActionNames) setTable(actionByStr_, out_.strings.intern(name), action);
   }
@@ -283,6 +292,67 @@ class SnapshotDecoder {
       if (entry.count > 1) message += " (and " + std::to_string(entry.count - 1) + " more like it)";
       out_.diagnostics.add(entry.severity, entry.code, std::move(message), {out_.source, 0});
     }
+  }
+
+  // ---- the decoding budgets (see memory_snapshot.h)
+  struct Budget {
+    const char* verb;  // what decoding would do past the limit: "take more than N bytes"
+    const char* unit;
+    uint64_t limit;
+    uint64_t left;
+  };
+  static Budget budget(const char* verb, const char* unit, uint64_t pickleBytes, uint64_t perByte, uint64_t floor,
+                       uint64_t cap) {
+    uint64_t scaled = 0;
+    if (__builtin_mul_overflow(pickleBytes, perByte, &scaled)) scaled = UINT64_MAX;
+    const uint64_t limit = std::min(cap, std::max(floor, scaled));
+    return {verb, unit, limit, limit};
+  }
+  [[noreturn]] void refuse(const std::string& message) const {
+    throw Error(ErrorCode::BadInput, "not a usable CUDA memory snapshot: " + message, {out_.source, 0});
+  }
+  static bool fits(const Budget& budget, uint64_t count, uint64_t unitSize) {
+    uint64_t amount = 0;
+    return !__builtin_mul_overflow(count, unitSize, &amount) && amount <= budget.left;
+  }
+  void take(Budget& budget, uint64_t count, uint64_t unitSize) {
+    if (fits(budget, count, unitSize)) {
+      budget.left -= count * unitSize;
+      return;
+    }
+    std::string message = std::string("decoding it would ") + budget.verb + " more than " +
+                          std::to_string(budget.limit) + " " + budget.unit + ", the limit for a pickle of " +
+                          std::to_string(doc_.inputBytes()) + " bytes";
+    if (!firstRepeat_.empty())
+      message += ": the pickle refers to the same objects again and again through its memo (" +
+                 std::to_string(repeats_) + " references so far, the first at " + firstRepeat_ +
+                 ") and each reference is decoded anew";
+    refuse(message + "; refused");
+  }
+  // Takes `count` items of `itemBytes` each out of the decoded bytes, before they are allocated.
+  void charge(uint64_t count, uint64_t itemBytes) { take(decodedBytes_, count, itemBytes); }
+  // The same for the items of a list about to be decoded. When they do not fit, the items the
+  // list repeats are noted first, so that the refusal names them. `itemWhere(i)` formats item i.
+  template <typename WhereFn>
+  void chargeItems(PyRef list, uint64_t itemBytes, WhereFn&& itemWhere) {
+    if (!fits(decodedBytes_, list.size(), itemBytes)) {
+      for (size_t i = 0; i < list.size(); ++i)
+        if (pyIsContainer(list.item(i).kind())) noteExpanded(list.item(i), [&] { return itemWhere(i); });
+    }
+    charge(list.size(), itemBytes);
+  }
+  // Counts the entries of a dict about to be read (a shared dict is read once per reference).
+  void chargeEntries(PyRef dict) { take(dictEntries_, dict.size(), 1); }
+
+  // Marks a container that decoding expands into materialized items; the first one the pickle
+  // references a second time is named if the budget runs out. `where` formats its place.
+  template <typename WhereFn>
+  void noteExpanded(PyRef container, WhereFn&& where) {
+    if (!expanded_[container.id()]) {
+      expanded_[container.id()] = true;
+      return;
+    }
+    if (repeats_++ == 0) firstRepeat_ = where();
   }
 
   // ---- strings and keys
@@ -376,6 +446,8 @@ class SnapshotDecoder {
     }
     uint32_t& cached = cache_[f.id()];
     if (cached) return cached - 1;
+    charge(1, sizeof(SnapshotFrame));
+    chargeEntries(f);
     SnapshotFrame frame;
     for (size_t i = 0; i < f.size(); ++i) {
       const PyRef v = f.value(i);
@@ -401,6 +473,7 @@ class SnapshotDecoder {
     if (!expectSequence(list, field, where) || list.size() == 0) return 0;
     uint32_t& cached = cache_[list.id()];  // cache_ never grows, so the reference stays valid
     if (cached) return cached - 1;
+    charge(list.size(), sizeof(uint32_t));
     frameScratch_.clear();
     for (size_t i = 0; i < list.size(); ++i) {
       const uint32_t frame = frameOf(list.item(i), where);
@@ -430,11 +503,15 @@ class SnapshotDecoder {
   // ---- segments and blocks
   void readSegments(PyRef list) {
     if (!expectSequence(list, Field::Segments, Where{})) return;
-    out_.segments.reserve(list.size());
+    noteExpanded(list, [] { return std::string("segments"); });
+    chargeItems(list, sizeof(SnapshotSegment), [](size_t i) { return Where{Section::Segment, i}.str(); });
+    if (out_.segments.empty()) out_.segments.reserve(list.size());
     for (size_t i = 0; i < list.size(); ++i) {
       const Where where{Section::Segment, i};
       const PyRef s = list.item(i);
       if (!expectDict(s, "the segment", where)) continue;
+      noteExpanded(s, [&] { return where.str(); });
+      chargeEntries(s);
       SnapshotSegment seg;
       PyRef blocks;
       bool seen[4] = {};  // device, address, total_size, blocks
@@ -486,18 +563,24 @@ class SnapshotDecoder {
       if (!seen[2]) missing("total_size", where);
       if (!seen[3]) missing("blocks", where);
       if (blocks) readBlocks(blocks, seg, i);
+      if (segmentDevices_.insert(seg.device).second && segmentDevices_.size() > kMaxSnapshotDevices)
+        refuse("its segments name more than " + std::to_string(kMaxSnapshotDevices) + " devices");
       out_.segments.push_back(std::move(seg));
     }
   }
 
   void readBlocks(PyRef list, SnapshotSegment& seg, size_t segIndex) {
     if (!expectSequence(list, Field::Blocks, Where{Section::Segment, segIndex})) return;
+    noteExpanded(list, [&] { return Where{Section::Segment, segIndex}.str() + ".blocks"; });
+    chargeItems(list, sizeof(SnapshotBlock), [&](size_t j) { return Where{Section::Block, segIndex, j}.str(); });
     seg.blocks.reserve(list.size());
     uint64_t running = seg.address;
     for (size_t j = 0; j < list.size(); ++j) {
       const Where where{Section::Block, segIndex, j};
       const PyRef b = list.item(j);
       if (!expectDict(b, "the block", where)) continue;
+      noteExpanded(b, [&] { return where.str(); });
+      chargeEntries(b);
       SnapshotBlock block;
       block.address = running;
       bool hasAddress = false, hasSize = false, hasState = false, hasRequested = false, hasFrames = false;
@@ -569,10 +652,14 @@ class SnapshotDecoder {
 
   void readHistory(PyRef list, SnapshotBlock& block, const Where& where) {
     if (!expectSequence(list, Field::History, where)) return;
+    noteExpanded(list, [&] { return where.str() + ".history"; });
+    chargeItems(list, sizeof(SnapshotBlockHistory),
+                [&](size_t h) { return where.str() + ".history[" + std::to_string(h) + "]"; });
     block.historyBegin = static_cast<uint32_t>(out_.blockHistory.size());
     for (size_t h = 0; h < list.size(); ++h) {
       const PyRef e = list.item(h);
       if (!expectDict(e, "a history entry", where)) continue;
+      chargeEntries(e);
       SnapshotBlockHistory entry;
       for (size_t k = 0; k < e.size(); ++k) {
         const PyRef v = e.value(k);
@@ -606,18 +693,29 @@ class SnapshotDecoder {
 
   void readDeviceTraces(PyRef devices) {
     if (!expectSequence(devices, Field::DeviceTraces, Where{})) return;
+    if (devices.size() > kMaxSnapshotDevices)
+      refuse("device_traces lists " + std::to_string(devices.size()) + " devices, more than the " +
+             std::to_string(kMaxSnapshotDevices) + " a snapshot can have" +
+             (devices.item(0).is(PyKind::List) && devices.item(0).id() == devices.item(1).id()
+                  ? " (its pickle refers to one trace again and again through its memo)"
+                  : ""));
+    noteExpanded(devices, [] { return std::string("device_traces"); });
     out_.deviceTraces.resize(devices.size());
     size_t done = 0;
     for (size_t d = 0; d < devices.size(); ++d) {
       const PyRef trace = devices.item(d);
       if (!expectSequence(trace, Field::DeviceTraces, Where{Section::Trace, d})) continue;
+      noteExpanded(trace, [&] { return "device_traces[" + std::to_string(d) + "]"; });
+      chargeItems(trace, sizeof(AllocatorEvent), [&](size_t j) { return Where{Section::Trace, d, j}.str(); });
       auto& events = out_.deviceTraces[d];
-      events.reserve(trace.size());
+      if (events.empty()) events.reserve(trace.size());
       for (size_t j = 0; j < trace.size(); ++j, ++done) {
         if (done % 65536 == 0) progress_.checkCancelled();
         const Where where{Section::Trace, d, j};
         const PyRef e = trace.item(j);
         if (!expectDict(e, "the event", where)) continue;
+        noteExpanded(e, [&] { return where.str(); });
+        chargeEntries(e);
         AllocatorEvent ev;
         bool hasAction = false, hasAddr = false, hasSize = false;
         ir::StrId actionName = 0;
@@ -664,20 +762,26 @@ class SnapshotDecoder {
     const Where where{Section::Settings};
     if (!expectDict(settings, "allocator_settings", where)) return;
     out_.hasAllocatorSettings = true;
+    noteExpanded(settings, [] { return std::string("allocator_settings"); });
     for (size_t i = 0; i < settings.size(); ++i) {
       const PyRef k = settings.key(i);
-      out_.allocatorSettings.emplace_back(k.is(PyKind::String) ? std::string(k.text()) : pyRepr(k, 200),
-                                          pyRepr(settings.value(i), 4096));
+      // Each repr is bounded, so charging after making it overshoots the budget by little.
+      auto& [name, value] = out_.allocatorSettings.emplace_back(
+          k.is(PyKind::String) ? std::string(k.text()) : pyRepr(k, 200), pyRepr(settings.value(i), 4096));
+      charge(1, sizeof(out_.allocatorSettings[0]) + name.size() + value.size());
     }
   }
 
   void readAnnotations(PyRef list) {
     if (!expectSequence(list, Field::ExternalAnnotations, Where{})) return;
-    out_.externalAnnotations.reserve(list.size());
+    noteExpanded(list, [] { return std::string("external_annotations"); });
+    chargeItems(list, sizeof(ExternalAnnotation), [](size_t i) { return Where{Section::Annotation, i}.str(); });
+    if (out_.externalAnnotations.empty()) out_.externalAnnotations.reserve(list.size());
     for (size_t i = 0; i < list.size(); ++i) {
       const Where where{Section::Annotation, i};
       const PyRef a = list.item(i);
       if (!expectDict(a, "the annotation", where)) continue;
+      chargeEntries(a);
       ExternalAnnotation ann;
       for (size_t k = 0; k < a.size(); ++k) {
         const PyRef v = a.value(k);
@@ -700,6 +804,12 @@ class SnapshotDecoder {
   // Per pickle node: what it decoded to, plus one (0 = not yet): a StrId for a str, a frame index
   // for a frame dict, a stack id for a frames list. Shared pickle objects are decoded once.
   std::vector<uint32_t> cache_;
+  std::vector<bool> expanded_;  // per pickle node: a container already expanded (noteExpanded)
+  uint64_t repeats_ = 0;
+  std::string firstRepeat_;
+  Budget decodedBytes_;
+  Budget dictEntries_;
+  std::unordered_set<int64_t> segmentDevices_;
   std::vector<Field> fieldByStr_;
   std::vector<TraceAction> actionByStr_;
   std::unordered_map<SnapshotFrame, uint32_t, FrameHash> frameIds_;
@@ -722,21 +832,16 @@ MemorySnapshot decodeMemorySnapshot(std::string bytes, std::string sourceName, c
 
 MemorySnapshot loadMemorySnapshot(const std::filesystem::path& path, const Progress& progress) {
   // Progress runs over twice the file size: reading it, then decoding it.
-  InputFile input(path);
-  const uint64_t fileSize = std::max<uint64_t>(input.fileSize(), 1);
-  std::string bytes;
-  bytes.reserve(input.fileSize());
-  constexpr size_t kChunk = size_t{8} << 20;
-  for (;;) {
-    const size_t old = bytes.size();
-    bytes.resize(old + kChunk);
-    const size_t got = input.read(bytes.data() + old, kChunk);
-    bytes.resize(old + got);
-    if (got == 0) break;
-    progress.update(std::min(input.fileOffset(), fileSize), 2 * fileSize);
-    progress.checkCancelled();
-  }
-  if (input.damaged()) throw Error(ErrorCode::BadInput, "damaged: " + input.damage(), {path.string()});
+  Progress reading;
+  reading.cancel = progress.cancel;
+  if (progress.report)
+    reading.report = [&progress](uint64_t done, uint64_t total) {
+      progress.report(done, 2 * std::max<uint64_t>(total, 1));
+    };
+  std::string bytes = readFile(path, kMaxSnapshotBytes, reading);
+  std::error_code ec;
+  const uint64_t onDisk = std::filesystem::file_size(path, ec);
+  const uint64_t fileSize = ec ? 1 : std::max<uint64_t>(onDisk, 1);
   Progress decoding;
   decoding.cancel = progress.cancel;
   if (progress.report) {

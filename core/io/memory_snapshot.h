@@ -4,11 +4,28 @@
 // Reads the 2023+ layout (segments with blocks, device_traces, allocator_settings,
 // external_annotations) and the legacy 2022 block `history` form. Fields that are missing or of an
 // unexpected type become diagnostics ("snapshot_missing_field", "snapshot_bad_field", ...) and take
-// their default; only a file that is not a readable pickle throws lathe::Error(BadInput).
+// their default; only a file that is not a readable pickle, or one refused as hostile (below),
+// throws lathe::Error(BadInput).
 //
 // Frames are stored once: every distinct frame is one SnapshotFrame (strings interned in
 // `strings`), every distinct call stack one entry of a CSR table, and blocks and trace events hold
 // a SnapshotStackId. Stacks the pickle shares through its memo are decoded once.
+//
+// Hostile files are refused with Error(BadInput) naming the file, within memory proportional to
+// the pickle: a pickle can reference one trace, segment, block list or event any number of times
+// through its memo (a few bytes a reference), and each reference decodes to a copy. torch writes
+// a new dict and list for each of those, so only crafted files share them. Limits:
+// - the pickle (decompressed) is at most kMaxSnapshotBytes, and gzip output is capped by ratio
+//   (util/input.h);
+// - device_traces, and the segments' device numbers, name at most kMaxSnapshotDevices devices;
+// - what decoding materializes (trace events, segments, blocks, history entries, frames, stack
+//   slots, annotations and settings, counted in bytes of the structs below) is at most
+//   kDecodedBytesPerPickleByte per byte of the pickle, or kDecodedBytesFloor when that is more,
+//   and never more than kMaxDecodedBytes. Real snapshots decode to under half a byte per pickle
+//   byte; the densest plain data (stacks of shared frames, 2 bytes a slot) to two;
+// - the dict entries it reads (of events, segments, blocks, history entries, annotations and
+//   frames; a shared dict is read once per reference) are at most kDictEntriesPerPickleByte per
+//   byte, or kDictEntriesFloor: an entry takes at least 3 bytes of pickle where nothing is shared.
 #pragma once
 
 #include <array>
@@ -32,6 +49,17 @@ using SnapshotStackId = uint32_t;
 inline constexpr uint32_t kNoFrame = UINT32_MAX;
 // AllocatorEvent::timeUs when the file has no `time_us` (snapshots before 2024).
 inline constexpr int64_t kNoTime = INT64_MIN;
+
+// Limits against hostile files (see above).
+inline constexpr uint64_t kMaxSnapshotBytes = uint64_t{4} << 30;
+// CUDA device indices are 8-bit (c10::DeviceIndex); a machine has a few dozen devices at most.
+inline constexpr size_t kMaxSnapshotDevices = 1024;
+inline constexpr uint64_t kDecodedBytesPerPickleByte = 8;
+inline constexpr uint64_t kDecodedBytesFloor = uint64_t{16} << 20;
+// Keeps every count (stack slots, history entries, events of a device) within uint32.
+inline constexpr uint64_t kMaxDecodedBytes = uint64_t{8} << 30;
+inline constexpr uint64_t kDictEntriesPerPickleByte = 1;
+inline constexpr uint64_t kDictEntriesFloor = uint64_t{8} << 20;
 
 struct SnapshotFrame {
   ir::StrId filename = 0;  // "??" (or a bare C++ file name) for native frames

@@ -8,6 +8,8 @@
 // pickle shares through its memo (BINGET, LONG_BINGET) are shared here too, never copied, so the
 // size of the document is linear in the size of the input even when a pickle references the same
 // container many times. str and bytes values are views into the input, which the document owns.
+// A consumer that decodes a value once per reference to it is not linear: PyRef::id tells shared
+// objects apart, and such a consumer bounds its copies itself (io/memory_snapshot.h does).
 //
 // Limits (all input errors throw lathe::Error(ErrorCode::BadInput) with the byte offset):
 // - memory: at most one value node (16 bytes) per opcode, at most two child slots (4 bytes) per

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "io/pt2_json.h"
+#include "util/json_limits.h"
 
 namespace lathe::io {
 
@@ -73,6 +74,9 @@ using pt2::Json;
 constexpr uint64_t kSmallFileBytes = 4096;  // archive_format, version, byteorder
 constexpr uint64_t kReadChunk = uint64_t{1} << 20;
 constexpr uint64_t kMaxNestedZipBytes = uint64_t{256} << 20;  // legacy state dict read only to list it
+// JSON members are parsed into a DOM several times their size, and the largest real programs are
+// tens of MB: larger members are refused whatever Pt2Limits::maxJsonBytes allows.
+constexpr uint64_t kMaxJsonMemberBytes = uint64_t{256} << 20;
 
 struct ZipDiscard {
   void operator()(zip_t* z) const { zip_discard(z); }
@@ -180,8 +184,10 @@ class ArchiveReader {
   }
 
   // Bytes of one member, or nullopt (with a diagnostic) when it is missing, refused or unreadable.
-  // Declared sizes are checked before anything is read; inflation stops at the declared size.
-  std::optional<std::string> read(const std::string& name, uint64_t cap) {
+  // Declared sizes are checked before anything is read; inflation stops at the declared size. An
+  // entry that claims a ratio no deflate stream reaches is a crafted archive: Error(BadInput). So
+  // is a `required` entry (the program, without which nothing is readable) over its cap.
+  std::optional<std::string> read(const std::string& name, uint64_t cap, bool required = false) {
     auto it = index_.find(name);
     if (it == index_.end()) return std::nullopt;
     const zip_uint64_t index = it->second.zipIndex;
@@ -196,9 +202,19 @@ class ArchiveReader {
       warn("bad_entry", "entry is encrypted", name);
       return std::nullopt;
     }
+    if (st.comp_method == ZIP_CM_DEFLATE) {
+      const uint64_t ratioLimit = std::max<uint64_t>(st.comp_size, 1) * limits_.maxRatio;
+      if (st.size > ratioLimit && st.size > (uint64_t{1} << 16))
+        throw Error(ErrorCode::BadInput,
+                    "entry claims to inflate " + std::to_string(st.comp_size) + " bytes to " + std::to_string(st.size) +
+                        ", more than deflate can (a zip bomb?); refused",
+                    where(name));
+    }
     if (st.size > cap) {
-      warn("entry_too_large",
-           "entry declares " + std::to_string(st.size) + " bytes, over the limit of " + std::to_string(cap), name);
+      const std::string message =
+          "entry declares " + std::to_string(st.size) + " bytes, over the limit of " + std::to_string(cap);
+      if (required) throw Error(ErrorCode::BadInput, message + "; refused", where(name));
+      warn("entry_too_large", message, name);
       return std::nullopt;
     }
     if (st.size > limits_.maxTotalBytes - std::min(limits_.maxTotalBytes, bytesRead_)) {
@@ -216,14 +232,6 @@ class ArchiveReader {
         return std::nullopt;
       }
     } else if (st.comp_method == ZIP_CM_DEFLATE) {
-      const uint64_t ratioLimit = std::max<uint64_t>(st.comp_size, 1) * limits_.maxRatio;
-      if (st.size > ratioLimit && st.size > (uint64_t{1} << 16)) {
-        warn("zip_bomb",
-             "entry claims to inflate " + std::to_string(st.comp_size) + " bytes to " + std::to_string(st.size) +
-                 "; refused",
-             name);
-        return std::nullopt;
-      }
       // Deflate never grows data by more than a few bytes per 16 KiB block.
       if (st.comp_size > st.size + st.size / 256 + 1024) {
         warn(
@@ -243,27 +251,19 @@ class ArchiveReader {
       warn("bad_entry", "cannot open the entry: " + std::string(zip_strerror(zip_)), name);
       return std::nullopt;
     }
-    // Grown as bytes arrive, so a header that lies about the size cannot make us allocate it.
-    std::string raw;
-    raw.reserve(std::min<uint64_t>(st.comp_size, kReadChunk));
-    while (raw.size() < st.comp_size) {
-      const size_t at = raw.size();
-      raw.resize(at + std::min<uint64_t>(st.comp_size - at, kReadChunk));
-      const zip_int64_t n = zip_fread(file, raw.data() + at, raw.size() - at);
-      raw.resize(at + static_cast<size_t>(std::max<zip_int64_t>(n, 0)));
-      if (n <= 0) break;
-    }
-    zip_fclose(file);
-    if (raw.size() < st.comp_size) {
-      warn("truncated_entry",
-           "entry ends after " + std::to_string(raw.size()) + " of " + std::to_string(st.comp_size) + " bytes", name);
-    }
+    MemberReader member{file, st.comp_size};
     std::string data;
-    if (st.comp_method == ZIP_CM_STORE) {
-      data = std::move(raw);
-    } else if (!inflateRaw(raw, st.size, data, name)) {
-      return std::nullopt;
+    bool usable = true;
+    if (st.comp_method == ZIP_CM_STORE)
+      readStored(member, data);
+    else
+      usable = inflateMember(member, st.size, data, name);
+    zip_fclose(file);
+    if (member.read < st.comp_size) {
+      warn("truncated_entry",
+           "entry ends after " + std::to_string(member.read) + " of " + std::to_string(st.comp_size) + " bytes", name);
     }
+    if (!usable) return std::nullopt;
     bytesRead_ += data.size();
     if ((st.valid & ZIP_STAT_CRC) && data.size() == st.size) {
       const uLong crc = crc32_z(0, reinterpret_cast<const Bytef*>(data.data()), data.size());
@@ -272,33 +272,65 @@ class ArchiveReader {
     return data;
   }
 
-  // Raw deflate (zip members carry no zlib header) into at most `declared` bytes.
-  bool inflateRaw(const std::string& raw, uint64_t declared, std::string& out, const std::string& name) {
-    constexpr uint64_t kChunk = uint64_t{1} << 30;  // zlib counts in 32-bit uInt
+  // The raw (compressed) bytes of an open member, read in chunks up to the size its header gives.
+  struct MemberReader {
+    zip_file_t* file;
+    uint64_t size;
+    uint64_t read = 0;
+
+    // Up to n bytes into out; 0 at the end of the data (or where it is cut short).
+    size_t next(char* out, uint64_t n) {
+      if (read >= size) return 0;
+      const zip_int64_t got = zip_fread(file, out, std::min(n, size - read));
+      if (got <= 0) {
+        size = read;  // damaged or cut short: the caller reports the shortfall
+        return 0;
+      }
+      read += static_cast<uint64_t>(got);
+      return static_cast<size_t>(got);
+    }
+  };
+
+  // The sizes in the header passed the caps, so reserving them is bounded; memory is touched only
+  // as data arrives, and the buffer never moves (no second copy while it grows).
+  static void readStored(MemberReader& member, std::string& out) {
+    out.reserve(member.size);
+    for (;;) {
+      const size_t at = out.size();
+      out.resize(at + std::min(member.size - std::min(member.size, at), kReadChunk));
+      const size_t got = member.next(out.data() + at, out.size() - at);
+      out.resize(at + got);
+      if (got == 0) break;
+    }
+  }
+
+  // Raw deflate (zip members carry no zlib header), inflated as it is read, into at most
+  // `declared` bytes.
+  bool inflateMember(MemberReader& member, uint64_t declared, std::string& out, const std::string& name) {
     z_stream z{};
     if (inflateInit2(&z, -MAX_WBITS) != Z_OK) {
       warn("bad_entry", "zlib cannot start inflating", name);
       return false;
     }
-    // Output grows with what inflates, never straight to the declared size (the header may lie).
-    out.assign(std::min<uint64_t>(declared, kReadChunk), '\0');
-    uint64_t inPos = 0, outPos = 0;
+    out.reserve(declared);
+    std::string input(kReadChunk, '\0');
+    bool inputEnded = false;
     unsigned char probe = 0;
     bool overflow = false;
     int rc = Z_OK;
     while (rc == Z_OK) {
-      if (z.avail_in == 0 && inPos < raw.size()) {
-        const uint64_t chunk = std::min<uint64_t>(raw.size() - inPos, kChunk);
-        z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data() + inPos));
-        z.avail_in = static_cast<uInt>(chunk);
-        inPos += chunk;
+      if (z.avail_in == 0 && !inputEnded) {
+        const size_t got = member.next(input.data(), input.size());
+        inputEnded = got == 0;
+        z.next_in = reinterpret_cast<Bytef*>(input.data());
+        z.avail_in = static_cast<uInt>(got);
       }
-      if (outPos == out.size() && outPos < declared)
-        out.resize(std::min<uint64_t>(declared, std::max<uint64_t>(2 * out.size(), kReadChunk)));
       // Once the declared size is reached, one more byte of output means the header lied.
+      const size_t outPos = out.size();
       const bool probing = outPos >= declared;
+      if (!probing) out.resize(outPos + std::min(declared - outPos, kReadChunk));
       z.next_out = probing ? &probe : reinterpret_cast<Bytef*>(out.data() + outPos);
-      z.avail_out = probing ? 1u : static_cast<uInt>(std::min<uint64_t>(out.size() - outPos, kChunk));
+      z.avail_out = probing ? 1u : static_cast<uInt>(out.size() - outPos);
       const uInt room = z.avail_out;
       rc = inflate(&z, Z_NO_FLUSH);
       const uInt produced = room - z.avail_out;
@@ -306,25 +338,27 @@ class ArchiveReader {
         overflow = true;
         break;
       }
-      if (!probing) outPos += produced;
-      if (rc == Z_BUF_ERROR && (z.avail_in > 0 || inPos < raw.size())) rc = Z_OK;  // room was the limit
+      if (!probing) out.resize(outPos + produced);
+      if (rc == Z_BUF_ERROR && (z.avail_in > 0 || !inputEnded)) rc = Z_OK;  // room was the limit
     }
     inflateEnd(&z);
-    out.resize(outPos);
     if (overflow) {
       warn("bad_entry", "entry inflates to more than the " + std::to_string(declared) + " bytes it declares", name);
       return false;
     }
     if (rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-      warn("bad_entry", "deflate data is damaged after " + std::to_string(outPos) + " bytes", name);
+      warn("bad_entry", "deflate data is damaged after " + std::to_string(out.size()) + " bytes", name);
       return false;
     }
-    if (outPos != declared || rc == Z_BUF_ERROR)
+    if (out.size() != declared || rc == Z_BUF_ERROR)
       warn("truncated_entry",
-           "entry inflates to " + std::to_string(outPos) + " of the " + std::to_string(declared) + " bytes it declares",
+           "entry inflates to " + std::to_string(out.size()) + " of the " + std::to_string(declared) +
+               " bytes it declares",
            name);
     return true;
   }
+
+  uint64_t jsonCap() const { return std::min(limits_.maxJsonBytes, kMaxJsonMemberBytes); }
 
   std::optional<std::string> readSmall(const std::string& name) {
     auto data = read(name, kSmallFileBytes);
@@ -409,7 +443,7 @@ class ArchiveReader {
       progress_.checkCancelled();
       const std::string jsonEntry = root + "models/" + name + ".json";
       Pt2Model model;
-      if (auto text = read(jsonEntry, limits_.maxJsonBytes)) {
+      if (auto text = read(jsonEntry, jsonCap(), /*required=*/true)) {
         model = parseExportedProgram(*text, name, where(jsonEntry).file, archive_.diagnostics, progress_);
       } else {
         warn("bad_entry", "model '" + name + "' cannot be read", jsonEntry);
@@ -449,7 +483,7 @@ class ArchiveReader {
   void readStorage(const Pt2Model& model, const std::string& dir, const std::string& configEntry,
                    const std::string& pickleEntry, std::vector<Pt2Tensor>& out, bool constants) {
     if (has(configEntry)) {
-      auto text = read(configEntry, limits_.maxJsonBytes);
+      auto text = read(configEntry, jsonCap());
       if (text && parsePayloadConfig(model, dir, *text, configEntry, out, constants)) return;
     } else if (has(pickleEntry)) {
       note("pickled_weights", "stored as one torch.save pickle; described from the signature", pickleEntry);
@@ -494,7 +528,10 @@ class ArchiveReader {
                           const std::string& configEntry, std::vector<Pt2Tensor>& out, bool constants) {
     Json doc;
     try {
-      doc = Json::parse(text);
+      doc = parseJsonBounded<Json>(text, configEntry);
+    } catch (const Error& e) {  // nested or sized beyond the bounds
+      warn("bad_json", e.what(), configEntry);
+      return false;
     } catch (const Json::exception& e) {
       warn("bad_json", std::string("not valid JSON: ") + e.what(), configEntry);
       return false;
@@ -581,7 +618,7 @@ class ArchiveReader {
     const std::string jsonEntry = root + "serialized_exported_program.json";
     progressTotal_ = entry(jsonEntry)->size;
     Pt2Model model;
-    if (auto text = read(jsonEntry, limits_.maxJsonBytes)) {
+    if (auto text = read(jsonEntry, jsonCap(), /*required=*/true)) {
       model = parseExportedProgram(*text, "model", where(jsonEntry).file, archive_.diagnostics, progress_);
     } else {
       warn("bad_entry", "the exported program cannot be read", jsonEntry);

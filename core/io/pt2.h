@@ -137,7 +137,9 @@ struct Pt2Archive {
 
 // Bounds on what loading may decompress, against zip bombs and lying headers.
 struct Pt2Limits {
-  uint64_t maxJsonBytes = uint64_t{1} << 30;   // one JSON document
+  // One JSON member: parsed into a DOM several times its size, and the largest real programs are
+  // tens of MB.
+  uint64_t maxJsonBytes = uint64_t{256} << 20;
   uint64_t maxTotalBytes = uint64_t{4} << 30;  // everything read while loading one archive
   uint64_t maxRatio = 1100;                    // deflate cannot beat ~1032:1; more means a crafted entry
 };

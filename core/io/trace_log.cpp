@@ -1,16 +1,20 @@
 #include "io/trace_log.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <compare>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
+#include "io/artifact_kind.h"
 #include "io/fx_text.h"
 #include "io/trace_record.h"
 #include "util/input.h"
@@ -107,8 +111,8 @@ class TraceLoader {
  public:
   TraceLoader(const Progress& progress, uint64_t totalBytes) : progress_(progress), totalBytes_(totalBytes) {}
 
-  void loadFile(const std::filesystem::path& path) {
-    InputFile input(path);
+  void loadFile(InputFile& input) {
+    const std::filesystem::path& path = input.path();
     const auto fileIndex = beginFile(path, rankFromFileName(path.filename().string()), input.fileSize());
     trace::FileLineSource lines(input, kMaxTraceLineBytes);
     read(lines, fileIndex);
@@ -117,6 +121,11 @@ class TraceLoader {
                             "input ends early (" + input.damage() + "); the records read before are kept",
                             {fileName_, lines.lineNumber()});
     endFile(input.fileSize());
+  }
+
+  // A rank file of a folder that could not be opened: the other ranks load without it.
+  void skipFile(const std::filesystem::path& path, const std::string& problem) {
+    log_.diagnostics.error("unreadable_rank_file", "rank log not loaded: " + problem, {path.string()});
   }
 
   void loadString(std::string_view text, std::string_view name) {
@@ -513,24 +522,26 @@ class TraceLoader {
   std::unordered_multimap<uint64_t, size_t> parsedGraphs_;  // cache key -> first entry holding that graph
 };
 
-std::vector<std::filesystem::path> rankFilesIn(const std::filesystem::path& directory) {
-  std::error_code ec;
-  std::vector<std::filesystem::path> files;
-  for (std::filesystem::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (isRankLogName(name) && it->is_regular_file(ec)) files.push_back(it->path());
-  }
-  if (ec) throw Error(ErrorCode::BadInput, "cannot list the directory: " + ec.message(), {directory.string()});
+std::vector<FolderEntry> rankFilesIn(const std::filesystem::path& directory) {
+  std::vector<FolderEntry> files;
+  for (FolderEntry& entry : listFolder(directory))
+    if (isRankLogName(entry.path.filename().string())) files.push_back(std::move(entry));
   if (files.empty())
     throw Error(ErrorCode::BadInput, "no dedicated_log_torch_trace_*.log files in the directory", {directory.string()});
   // By rank (files without one last), then by name.
-  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
-    const auto ra = rankFromFileName(a.filename().string()), rb = rankFromFileName(b.filename().string());
+  std::stable_sort(files.begin(), files.end(), [](const FolderEntry& a, const FolderEntry& b) {
+    const auto ra = rankFromFileName(a.path.filename().string()), rb = rankFromFileName(b.path.filename().string());
     const int64_t ka = ra ? *ra : std::numeric_limits<int64_t>::max(),
                   kb = rb ? *rb : std::numeric_limits<int64_t>::max();
-    return ka != kb ? ka < kb : a.filename() < b.filename();
+    return ka < kb;
   });
   return files;
+}
+
+// What an Error says after its location (the diagnostic carrying the location itself).
+std::string reasonOf(const Error& error) {
+  const std::string text = error.what(), location = error.where().str() + ": ";
+  return text.starts_with(location) ? text.substr(location.size()) : text;
 }
 
 }  // namespace
@@ -597,20 +608,46 @@ std::vector<StackFrame> TraceLog::resolveStack(const TraceLogEvent& event, const
 }
 
 TraceLog loadTraceLog(const std::filesystem::path& fileOrDirectory, const Progress& progress) {
-  std::error_code ec;
-  std::vector<std::filesystem::path> files;
-  if (std::filesystem::is_directory(fileOrDirectory, ec)) {
-    files = rankFilesIn(fileOrDirectory);
-  } else {
-    files.push_back(fileOrDirectory);
+  struct stat info {};
+  if (stat(fileOrDirectory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    InputFile input(fileOrDirectory);  // refuses what is missing or not a regular file, with the reason
+    TraceLoader loader(progress, input.fileSize());
+    loader.loadFile(input);
+    return loader.finish();
   }
+  // A folder of rank files: one that cannot be opened is a diagnostic, the others load.
+  const std::vector<FolderEntry> files = rankFilesIn(fileOrDirectory);
   uint64_t total = 0;
-  for (const auto& file : files) {
-    const auto size = std::filesystem::file_size(file, ec);
+  for (const FolderEntry& file : files) {
+    std::error_code ec;
+    const auto size = file.problem.empty() ? std::filesystem::file_size(file.path, ec) : 0;
     if (!ec) total += size;
   }
   TraceLoader loader(progress, total);
-  for (const auto& file : files) loader.loadFile(file);
+  std::optional<std::string> firstProblem;
+  size_t loaded = 0;
+  for (const FolderEntry& file : files) {
+    std::string problem = file.problem;
+    if (problem.empty()) {
+      std::optional<InputFile> input;
+      try {
+        input.emplace(file.path);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::BadInput) throw;
+        problem = reasonOf(e);
+      }
+      if (input) {
+        loader.loadFile(*input);
+        ++loaded;
+        continue;
+      }
+    }
+    if (!firstProblem) firstProblem = file.path.string() + ": " + problem;
+    loader.skipFile(file.path, problem);
+  }
+  if (loaded == 0)
+    throw Error(ErrorCode::BadInput, "no rank log of the folder could be read (" + *firstProblem + ")",
+                {fileOrDirectory.string()});
   return loader.finish();
 }
 

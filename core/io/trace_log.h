@@ -137,7 +137,9 @@ inline constexpr size_t kMaxTracePayloadBytes = size_t{512} << 20;
 
 // Loads a log file (plain or gzip) or a directory of `dedicated_log_torch_trace_*.log[.gz]` rank
 // files. Progress is reported in bytes of the input files (compressed bytes for gzip); cancellation
-// throws Error(Cancelled). Throws Error(BadInput) when the path cannot be read.
+// throws Error(Cancelled). Throws Error(BadInput) when the path cannot be read; in a directory, a
+// rank file that cannot be opened (unreadable, a FIFO, a dangling symlink) is an
+// "unreadable_rank_file" error diagnostic naming it and why, and the others load.
 [[nodiscard]] TraceLog loadTraceLog(const std::filesystem::path& fileOrDirectory, const Progress& progress = {});
 
 // The same loader over text in memory (tests, fuzzing); `name` is used in diagnostics.

@@ -83,12 +83,25 @@ BoundPlan bind(const PlanBundle& bundle, const ir::Graph& graph, std::string_vie
 
 BoundPlan bind(const PlanBundle& bundle, const io::Artifact& artifact, std::string_view planName) {
   const std::vector<io::GraphListing> graphs = artifact.graphs();
-  const auto listing = std::find_if(graphs.begin(), graphs.end(), [&](const io::GraphListing& g) { return g.id == bundle.graphId; });
-  if (listing == graphs.end()) {
+  const io::GraphListing* listing = io::findGraph(graphs, bundle.graphId);
+  if (!listing || !listing->graph) {
     refuse(planName, artifact.path.string() + " holds no graph " + bundle.graphId + ", the graph of the plan");
   }
   // The listing's shared_ptr aliases a graph the artifact owns, which outlives this call.
   return bind(bundle, *listing->graph, planName);
+}
+
+std::string captureOf(const PlanBundle& bundle, const std::filesystem::path& planPath) {
+  namespace fs = std::filesystem;
+  const fs::path artifact(bundle.artifact);
+  std::error_code ec;
+  if (!artifact.empty()) {
+    if (artifact.is_absolute() || fs::exists(artifact, ec)) return bundle.artifact;
+    const fs::path besidePlan = planPath.parent_path() / artifact;
+    if (fs::exists(besidePlan, ec)) return besidePlan.string();
+  }
+  refuse(planPath.string(), "the plan's capture " + (artifact.empty() ? std::string("(none named)") : bundle.artifact) +
+                                " is not here nor beside the plan");
 }
 
 }  // namespace lathe::plan

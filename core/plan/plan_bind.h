@@ -4,6 +4,8 @@
 // plan made for another graph rather than apply part of it. This is the one place that does both.
 #pragma once
 
+#include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,5 +28,11 @@ struct BoundPlan {
 [[nodiscard]] BoundPlan bind(const PlanBundle& bundle, const ir::Graph& graph, std::string_view planName);
 // Finds the bundle's graph in the artifact by id first ("<artifact> holds no graph ID" otherwise).
 [[nodiscard]] BoundPlan bind(const PlanBundle& bundle, const io::Artifact& artifact, std::string_view planName);
+
+// The capture a bundle names (`artifact`), as `lathe plan` was given it: relative to where that ran,
+// which may also be where the plan is. The path as given when it is absolute or exists, else the
+// same relative path beside the plan; Error(BadInput) "<planPath>: the plan's capture ... is not
+// here nor beside the plan" when neither exists (or the plan names none).
+[[nodiscard]] std::string captureOf(const PlanBundle& bundle, const std::filesystem::path& planPath);
 
 }  // namespace lathe::plan

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/memory_timeline.h"
 #include "hw/hw_profile.h"
 #include "ir/graph.h"
 #include "plan/plan_state.h"
@@ -32,10 +33,9 @@
 namespace lathe::plan {
 
 inline constexpr std::string_view kPlanFormat = "lathe.plan/1";
-inline constexpr size_t kTimelineCategories = 8;  // analysis::kMemoryCategoryCount
-// Names of the timeline categories, in analysis::MemoryCategory order.
-inline constexpr std::array<std::string_view, kTimelineCategories> kTimelineCategoryNames = {
-    "weights", "inputs", "saved", "recomputed", "temporaries", "gradients", "outputs", "prefetched"};
+// The timeline's series, one per memory category, named as analysis::kMemoryCategoryNames.
+inline constexpr size_t kTimelineCategories = analysis::kMemoryCategoryCount;
+inline constexpr const auto& kTimelineCategoryNames = analysis::kMemoryCategoryNames;
 
 // Bounds on a bundle read back: a plan of a graph with a million nodes is well inside them.
 inline constexpr size_t kMaxPlanNodes = size_t{1} << 20;

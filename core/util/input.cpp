@@ -1,21 +1,61 @@
 #include "util/input.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "util/atomic_write.h"
 #include "util/diagnostics.h"
 
 namespace lathe {
 
+namespace {
+
+// The size in the gzip trailer: the uncompressed size modulo 2^32 of the last member. Only a hint
+// for reserving (wrong for files over 4 GiB and for several members), never trusted past the caps.
+// Opened as InputFile opens (non-blocking, regular files only): the path may have changed since.
+uint64_t gzipSizeHint(const std::filesystem::path& path) {
+  constexpr off_t kSmallestGzip = 18;  // 10-byte header, empty deflate stream, 8-byte trailer
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat info {};
+  unsigned char tail[4] = {};
+  const bool found = fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size >= kSmallestGzip &&
+                     pread(fd, tail, sizeof tail, info.st_size - 4) == sizeof tail;
+  close(fd);
+  if (!found) return 0;
+  return uint64_t{tail[0]} | uint64_t{tail[1]} << 8 | uint64_t{tail[2]} << 16 | uint64_t{tail[3]} << 24;
+}
+
+}  // namespace
+
 InputFile::InputFile(const std::filesystem::path& path) : path_(path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw Error(ErrorCode::BadInput, "is a directory, expected a file", {path.string()});
-  fileSize_ = std::filesystem::file_size(path, ec);
-  if (ec) throw Error(ErrorCode::BadInput, "cannot open: " + ec.message(), {path.string()});
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw Error(ErrorCode::BadInput, "cannot open: " + std::string(std::strerror(errno)), {path.string()});
+  const auto refuse = [&](const std::string& why) { throw Error(ErrorCode::BadInput, why, {path.string()}); };
+  const auto cannotOpen = [&](int error) { refuse("cannot open: " + std::string(std::strerror(error))); };
+  // The type is checked before opening (opening a FIFO blocks, opening a device may act on it),
+  // and again on the descriptor, opened non-blocking, in case the path changed in between.
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) cannotOpen(errno);
+  if (S_ISDIR(info.st_mode)) refuse("is a directory, expected a file");
+  if (!S_ISREG(info.st_mode))
+    refuse(std::string("cannot open: it is ") + fileTypeName(info.st_mode) + ", not a regular file");
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) cannotOpen(errno);
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    close(fd);
+    refuse("cannot open: it changed into something other than a regular file while being opened");
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  fileSize_ = static_cast<uint64_t>(info.st_size);
+  gzFile f = gzdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    cannotOpen(ENOMEM);
+  }
   gzbuffer(f, 1 << 20);
   gz_ = f;
 }
@@ -54,16 +94,53 @@ uint64_t InputFile::fileOffset() const {
   return off < 0 ? 0 : static_cast<uint64_t>(off);
 }
 
-std::string readFile(const std::filesystem::path& path, uint64_t maxBytes) {
+bool InputFile::compressed() const {
+  return gz_ && gzdirect(static_cast<gzFile>(gz_)) == 0;
+}
+
+uint64_t decompressedSizeLimit(uint64_t compressedBytes) {
+  uint64_t scaled = 0;
+  if (__builtin_mul_overflow(compressedBytes, kMaxDecompressionRatio, &scaled)) return UINT64_MAX;
+  return std::max(kDecompressionFloorBytes, scaled);
+}
+
+std::string readFile(const std::filesystem::path& path, uint64_t maxBytes, const Progress& progress) {
   InputFile in(path);
+  const bool compressed = in.compressed();
+  const auto tooLarge = [&] {
+    throw Error(ErrorCode::BadInput,
+                compressed ? "decompresses to more than " + std::to_string(maxBytes) +
+                                 " bytes, the limit for this kind of file; refused"
+                           : "larger than " + std::to_string(maxBytes) + " bytes",
+                {path.string()});
+  };
+  if (!compressed && in.fileSize() > maxBytes) tooLarge();
+  // Reserved up front, so that growing the buffer never holds two copies of a large file.
   std::string out;
+  out.reserve(compressed ? std::min({gzipSizeHint(path), maxBytes, decompressedSizeLimit(in.fileSize())})
+                         : in.fileSize());
+  constexpr uint64_t kReportStride = uint64_t{4} << 20;
+  uint64_t nextReport = 0;
   char buf[1 << 16];
   for (;;) {
     const size_t got = in.read(buf, sizeof buf);
     if (got == 0) break;
-    if (out.size() + got > maxBytes)
-      throw Error(ErrorCode::BadInput, "larger than " + std::to_string(maxBytes) + " bytes", {path.string()});
+    const uint64_t size = out.size() + got;
+    if (size > maxBytes) tooLarge();
+    // Against the compressed bytes read so far, not the file's size: a bomb is refused once past
+    // the floor, however much data it carries after it.
+    if (compressed && size > decompressedSizeLimit(in.fileOffset()))
+      throw Error(ErrorCode::BadInput,
+                  "decompresses to more than " + std::to_string(out.size()) + " bytes from its first " +
+                      std::to_string(in.fileOffset()) + " bytes, over " + std::to_string(kMaxDecompressionRatio) +
+                      " times as many (a gzip bomb?); refused",
+                  {path.string()});
     out.append(buf, got);
+    if (out.size() >= nextReport) {
+      progress.update(std::min(in.fileOffset(), in.fileSize()), in.fileSize());
+      progress.checkCancelled();
+      nextReport = out.size() + kReportStride;
+    }
   }
   if (in.damaged()) throw Error(ErrorCode::BadInput, "damaged: " + in.damage(), {path.string()});
   return out;

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/progress.h"
+
 namespace lathe {
 
 // A readable byte stream over a plain or gzip-compressed file. Throws Error(BadInput) when the
@@ -24,6 +26,8 @@ class InputFile {
   // Size of the file on disk and how far into it reading has got (for progress).
   [[nodiscard]] uint64_t fileSize() const { return fileSize_; }
   [[nodiscard]] uint64_t fileOffset() const;
+  // Whether the file is gzip-compressed (else it is read as is).
+  [[nodiscard]] bool compressed() const;
   [[nodiscard]] bool damaged() const { return !damage_.empty(); }
   [[nodiscard]] const std::string& damage() const { return damage_; }
 
@@ -34,8 +38,21 @@ class InputFile {
   std::string damage_;
 };
 
-// Whole contents of a (possibly gzip) file, refusing more than maxBytes decompressed.
-[[nodiscard]] std::string readFile(const std::filesystem::path& path, uint64_t maxBytes = uint64_t{1} << 34);
+// readFile refuses gzip output past decompressedSizeLimit(compressed bytes read so far): deflate
+// reaches ~1030:1 on repetitive data (a gzip bomb), real artifacts 10-40:1. The floor keeps
+// small, very repetitive files readable.
+inline constexpr uint64_t kMaxDecompressionRatio = 200;
+inline constexpr uint64_t kDecompressionFloorBytes = uint64_t{256} << 20;
+[[nodiscard]] uint64_t decompressedSizeLimit(uint64_t compressedBytes);
+
+// Default cap of readFile; readers of one kind of document pass their own, smaller one.
+inline constexpr uint64_t kMaxReadFileBytes = uint64_t{16} << 30;
+
+// Whole contents of a (possibly gzip) file, refusing more than maxBytes (decompressed) and gzip
+// output past decompressedSizeLimit. Progress reports file bytes read out of the file size and is
+// checked for cancellation every few MB.
+[[nodiscard]] std::string readFile(const std::filesystem::path& path, uint64_t maxBytes = kMaxReadFileBytes,
+                                   const Progress& progress = {});
 
 // Splits a stream into lines ('\n', a trailing '\r' removed). Lines longer than maxLine are cut
 // to maxLine bytes and flagged, so one enormous line cannot exhaust memory.

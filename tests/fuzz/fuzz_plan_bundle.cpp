@@ -1,14 +1,20 @@
 // Fuzzes the readers of user-supplied planning JSON: plan bundles (core/plan/plan_bundle.h) and
 // hardware profiles (core/hw/hw_profile.h). Bad input must come back as Error(BadInput), never as
 // a crash; a plan that reads must write back to text that reads again to the same text.
+// Mutations are JSON structure-aware (json_mutator.h: depth, integer limits, lengths, names), so
+// that they reach the bundle's validation rather than stopping at the JSON parser. Seeds: bundles
+// `lathe plan` made from the tiny captures, and the crafted inputs of the attack run (issue 17).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "hw/hw_profile.h"
+#include "json_mutator.h"
 #include "plan/plan_bundle.h"
 #include "util/diagnostics.h"
+
+LATHE_FUZZ_JSON_CUSTOM_MUTATOR()
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

@@ -1,12 +1,16 @@
 #include "io/memory_snapshot.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <zlib.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "analysis/snapshot_timeline.h"
+#include "temp_dir.h"
 #include "util/diagnostics.h"
 
 using namespace lathe;
@@ -143,6 +147,57 @@ std::string handCheckedSnapshot() {
 
 std::string samplePath(const std::string& rel) {
   return std::string(LATHE_SAMPLES_DIR) + "/" + rel;
+}
+
+// AddressSanitizer's quarantine and shadow memory make resident size say nothing about the loader.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kResidentSizeMeaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kResidentSizeMeaningful = false;
+#else
+constexpr bool kResidentSizeMeaningful = true;
+#endif
+#else
+constexpr bool kResidentSizeMeaningful = true;
+#endif
+
+long maxRssKb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// Decodes a crafted snapshot that must be refused: BadInput, naming the file and every fragment,
+// quickly and without the memory the copies would take.
+void expectRefused(const std::string& pickle, const std::vector<std::string>& fragments) {
+  const long rssBefore = maxRssKb();
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)decodeMemorySnapshot(pickle, "crafted.pickle");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput) << e.what();
+    EXPECT_EQ(e.where().file, "crafted.pickle");
+    for (const std::string& fragment : fragments)
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  const long grownKb = maxRssKb() - rssBefore;
+  EXPECT_TRUE(grownKb < 256 * 1024 || !kResidentSizeMeaningful) << grownKb << " KiB of peak memory grew while refusing";
+}
+
+// {'segments': [], 'device_traces': [trace, trace, ...]}: one memoized trace of `events` events
+// that the device list refers to `devices` times.
+std::string sharedTraceSnapshot(size_t devices, size_t events) {
+  PickleWriter w;
+  w.dict().key("segments").list().endList();
+  w.key("device_traces").list().memoizedList();
+  for (size_t i = 0; i < events; ++i) event(w, i % 2 ? "free_completed" : "alloc", 4096 * (i / 2), 512, 0);
+  w.endList();
+  for (size_t d = 1; d < devices; ++d) w.get(0);
+  w.endList().endDict();
+  return w.finish();
 }
 
 uint64_t count(const DeviceMemoryTimeline& t, TraceAction action) {
@@ -469,4 +524,130 @@ TEST(MemorySnapshot, ThirdPartyCompiledSnapshotWithAnnotations) {
     for (const auto& b : seg.blocks)
       if (b.state == BlockState::ActiveAllocated) active += b.requestedSize;
   EXPECT_EQ(t.finalAllocatedBytes, active);
+}
+
+TEST(MemorySnapshot, TraceReferencedAMillionTimesIsRefused) {
+  const std::string pickle = sharedTraceSnapshot(1000000, 1);
+  ASSERT_LT(pickle.size(), size_t{6} << 20);
+  expectRefused(pickle, {"device_traces lists 1000000 devices", "memo"});
+}
+
+TEST(MemorySnapshot, TraceSharedByManyDevicesRunsOutOfBudget) {
+  // 1000 devices (a count a snapshot may have) share one trace: a 200 KB pickle that would decode
+  // to 1000 copies of 2000 events, 128 MB.
+  const std::string pickle = sharedTraceSnapshot(1000, 2000);
+  ASSERT_LT(pickle.size(), size_t{300} << 10);
+  expectRefused(pickle, {"decoding it would take more than " + std::to_string(kDecodedBytesFloor) + " bytes",
+                         "through its memo", "the first at device_traces[1])"});
+}
+
+TEST(MemorySnapshot, OneEventReferencedAMillionTimesIsRefused) {
+  // A trace of one memoized event dict and a million references to it (5 MB): torch writes a
+  // dict per event, so every copy is the crafted file's doing.
+  PickleWriter w;
+  w.dict().key("segments").list().endList().key("device_traces").list().list();
+  w.raw("}\x94(").key("action").str("alloc").key("addr").integer(4096).key("size").integer(512).endDict();
+  for (int i = 1; i < 1000000; ++i) w.get(0);
+  w.endList().endList().endDict();
+  expectRefused(w.finish(), {"decoding it would take more than", "the first at device_traces[0][1])"});
+}
+
+TEST(MemorySnapshot, SegmentsSharingOneBlockListAreRefused) {
+  // 2000 segments refer to one memoized list of 1000 blocks: 2000 x 1000 blocks decoded.
+  PickleWriter w;
+  w.dict().key("device_traces").list().endList().key("segments").list();
+  for (int i = 0; i < 2000; ++i) {
+    w.dict().key("device").integer(0).key("address").integer(int64_t{i} << 30).key("total_size");
+    w.integer(1000 * 512).key("blocks");
+    if (i == 0) {
+      w.memoizedList();
+      for (int j = 0; j < 1000; ++j) w.dict().key("size").integer(512).key("state").str("inactive").endDict();
+      w.endList();
+    } else {
+      w.get(0);
+    }
+    w.endDict();
+  }
+  w.endList().endDict();
+  const std::string pickle = w.finish();
+  ASSERT_LT(pickle.size(), size_t{200} << 10);
+  expectRefused(pickle, {"through its memo", "the first at segments[1].blocks)"});
+}
+
+TEST(MemorySnapshot, AWideEventSharedByTheTraceRunsOutOfDictEntries) {
+  // One event dict of 2000 entries (its 'size' written again and again, which a pickle may do)
+  // that the trace refers to 10000 times: 20 million entries to read, few bytes to keep.
+  PickleWriter w;
+  w.dict().key("segments").list().endList().key("device_traces").list().list();
+  w.raw("}\x94(").key("action").str("alloc").key("addr").integer(4096);
+  for (int k = 0; k < 2000; ++k) w.key("size").integer(512);
+  w.endDict();
+  for (int i = 1; i < 10000; ++i) w.get(0);
+  w.endList().endList().endDict();
+  const std::string pickle = w.finish();
+  ASSERT_LT(pickle.size(), size_t{100} << 10);
+  expectRefused(pickle, {"decoding it would read more than 8388608 dict entries", "the first at device_traces[0][1])"});
+}
+
+TEST(MemorySnapshot, SegmentsNamingTooManyDevicesAreRefused) {
+  PickleWriter w;
+  w.dict().key("device_traces").list().endList().key("segments").list();
+  for (int i = 0; i <= static_cast<int>(kMaxSnapshotDevices); ++i)
+    w.dict().key("device").integer(i).key("address").integer(0).key("total_size").integer(0).endDict();
+  w.endList().endDict();
+  expectRefused(w.finish(), {"more than 1024 devices"});
+}
+
+TEST(MemorySnapshot, MemoHeavyLegitimateSnapshotLoads) {
+  // 200000 events that all share one stack, its frames and their strings through the memo, as
+  // torch writes repeated stacks: decoded once, and well within the budget.
+  PickleWriter w;
+  w.dict().key("segments").list().endList().key("device_traces").list().list();
+  constexpr int kEvents = 200000;
+  for (int i = 0; i < kEvents; ++i) {
+    w.dict().key("action").str(i % 2 ? "free_completed" : "alloc").key("addr").integer(4096 * (i / 2));
+    w.key("size").integer(512).key("frames");
+    if (i == 0) {
+      w.memoizedList();
+      for (int f = 0; f < 50; ++f)
+        w.dict().key("filename").str("/home/u/model.py").key("name").str("layer").key("line").integer(f).endDict();
+      w.endList();
+    } else {
+      w.get(0);
+    }
+    w.endDict();
+  }
+  w.endList().endList().endDict();
+  const MemorySnapshot s = decodeMemorySnapshot(w.finish(), "memo.pickle");
+  EXPECT_EQ(s.diagnostics.count(Severity::Warning), 0u);
+  ASSERT_EQ(s.deviceTraces.size(), 1u);
+  ASSERT_EQ(s.deviceTraces[0].size(), size_t{kEvents});
+  EXPECT_EQ(s.stackCount(), 2u);
+  EXPECT_EQ(s.frames.size(), 50u);
+  EXPECT_EQ(s.deviceTraces[0].back().frames, s.deviceTraces[0].front().frames);
+  const DeviceMemoryTimeline t = buildSnapshotTimeline(s).devices.at(0);
+  EXPECT_EQ(t.peakAllocatedBytes, 512u);
+  EXPECT_EQ(t.finalAllocatedBytes, 0u);
+}
+
+TEST(MemorySnapshot, GzipBombIsRefusedWhileReading) {
+  // 300 MiB of zeros gzip to ~300 KB: over 200 times the compressed size and past the floor.
+  const lathe::testing::TempDir dir;
+  const auto path = dir.path() / "bomb.pickle.gz";
+  gzFile gz = gzopen(path.c_str(), "wb9");
+  ASSERT_NE(gz, nullptr);
+  const std::string zeros(size_t{1} << 20, '\0');
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(gzwrite(gz, zeros.data(), static_cast<unsigned>(zeros.size())), 1 << 20);
+  ASSERT_EQ(gzclose(gz), Z_OK);
+  const long rssBefore = maxRssKb();
+  try {
+    (void)loadMemorySnapshot(path);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput) << e.what();
+    EXPECT_EQ(e.where().file, path.string());
+    EXPECT_NE(std::string(e.what()).find("gzip bomb"), std::string::npos) << e.what();
+  }
+  const long grownKb = maxRssKb() - rssBefore;
+  EXPECT_TRUE(grownKb < 320 * 1024 || !kResidentSizeMeaningful) << grownKb << " KiB of peak memory grew while refusing";
 }

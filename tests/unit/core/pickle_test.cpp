@@ -324,6 +324,28 @@ TEST(Pickle, SharedSubtreesStayLinear) {
   EXPECT_TRUE(repr.ends_with("..."));
 }
 
+TEST(Pickle, AMillionMemoReferencesAreOneObject) {
+  // [d, d, d, ...] with d = {'action': 'alloc'} memoized once and fetched a million times with
+  // BINGET: two bytes and one child slot a reference; every item is the same node, which is what
+  // lets consumers (the snapshot decoder) see that an object is shared.
+  std::string data = bytesOf(
+      "\x80\x04]\x94(}\x94\x8c\x06"
+      "action\x94\x8c\x05"
+      "alloc\x94s");
+  constexpr size_t kReferences = 1000000;
+  for (size_t i = 1; i < kReferences; ++i) data += bytesOf("h\x01");
+  data += "e.";
+  const long before = maxRssKb();
+  const PickleDocument doc = unpickle(data);
+  EXPECT_LT(maxRssKb() - before, 64 * 1024) << "KiB of peak memory grew";
+  EXPECT_EQ(doc.nodeCount() - unpickle("N.").nodeCount(), 4u);  // the list, the dict, two strings
+  const PyRef list = doc.root();
+  ASSERT_TRUE(list.is(PyKind::List));
+  ASSERT_EQ(list.size(), kReferences);
+  EXPECT_EQ(list.item(0).get("action").text(), "alloc");
+  for (size_t i = 1; i < kReferences; ++i) ASSERT_EQ(list.item(i).id(), list.item(0).id()) << i;
+}
+
 TEST(Pickle, NestingAndCyclesAreBounded) {
   const auto nestedLists = [](size_t depth) {
     std::string data = bytesOf("\x80\x02");

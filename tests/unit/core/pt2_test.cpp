@@ -763,41 +763,90 @@ std::string tinyArchive(const std::string& modelJson, bool deflate) {
                    {"t/.data/version", "6\n"}});
 }
 
-TEST(Pt2, DeflateBombIsRefusedBeforeInflating) {
-  const std::string zeros(std::size_t{64} << 20, '0');
-  std::string zip = tinyArchive(zeros, true);
-  ASSERT_LT(zip.size(), std::size_t{1} << 20);  // ~1000:1, as deflate allows
+// The BadInput error loading `zip` throws; fails the test when it loads.
+std::string refusal(const std::string& zip, const Pt2Limits& limits = {}) {
+  try {
+    (void)loadPt2FromBuffer(zip, "bomb.pt2", limits);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput) << e.what();
+    EXPECT_EQ(e.where().file, "bomb.pt2!t/models/model.json");
+    return e.what();
+  }
+  ADD_FAILURE() << "loaded";
+  return {};
+}
 
-  Pt2Limits small;
-  small.maxJsonBytes = std::size_t{8} << 20;
-  Pt2Archive a = loadPt2FromBuffer(zip, "bomb.pt2", small);
-  EXPECT_EQ(a.diagnostics.countCode("entry_too_large"), 1u) << describe(a.diagnostics);
-  ASSERT_EQ(a.models.size(), 1u);
-  EXPECT_FALSE(a.models[0].graph);
-  EXPECT_EQ(a.version, 6);
+// AddressSanitizer's quarantine and shadow memory make resident size say nothing about the loader.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kResidentSizeMeaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kResidentSizeMeaningful = false;
+#else
+constexpr bool kResidentSizeMeaningful = true;
+#endif
+#else
+constexpr bool kResidentSizeMeaningful = true;
+#endif
 
-  // A header that declares 4 GiB from ~64 KiB of deflate data: refused by ratio or by size.
-  declareSize(zip, "t/models/model.json", 0xFFFFFFF0u);
-  a = loadPt2FromBuffer(zip, "bomb.pt2");
-  EXPECT_EQ(a.diagnostics.countCode("entry_too_large"), 1u) << describe(a.diagnostics);
-  Pt2Limits huge;
-  huge.maxJsonBytes = huge.maxTotalBytes = uint64_t{1} << 40;
-  a = loadPt2FromBuffer(zip, "bomb.pt2", huge);
-  EXPECT_EQ(a.diagnostics.countCode("zip_bomb"), 1u) << describe(a.diagnostics);
-  // With every limit lifted, memory follows the data (64 MiB), not what the header declares.
-  huge.maxRatio = uint64_t{1} << 40;
-  a = loadPt2FromBuffer(zip, "bomb.pt2", huge);
-  EXPECT_EQ(a.diagnostics.countCode("truncated_entry"), 1u) << describe(a.diagnostics);
-  EXPECT_EQ(a.diagnostics.countCode("bad_json"), 1u);
+long peakResidentKb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  EXPECT_LT(usage.ru_maxrss, 1L << 20);  // KiB: peak under 1 GiB
+  return usage.ru_maxrss;
+}
+
+TEST(Pt2, DeflateBombIsRefusedBeforeInflating) {
+  std::string zip = tinyArchive(std::string(std::size_t{64} << 20, '0'), true);
+  ASSERT_LT(zip.size(), std::size_t{1} << 20);  // ~1000:1, as deflate allows
+
+  // The program over its cap: nothing in the archive is readable without it.
+  Pt2Limits small;
+  small.maxJsonBytes = std::size_t{8} << 20;
+  EXPECT_NE(refusal(zip, small).find("entry declares 67108864 bytes, over the limit of 8388608"), std::string::npos);
+
+  // A header that declares 4 GiB from ~64 KiB of deflate data: more than deflate can reach.
+  declareSize(zip, "t/models/model.json", 0xFFFFFFF0u);
+  EXPECT_NE(refusal(zip).find("(a zip bomb?); refused"), std::string::npos);
+  // With the ratio and the limits lifted, a JSON member is still capped.
+  Pt2Limits huge;
+  huge.maxJsonBytes = huge.maxTotalBytes = huge.maxRatio = uint64_t{1} << 40;
+  EXPECT_NE(refusal(zip, huge).find("over the limit of 268435456"), std::string::npos);
+
+  // A header that declares more than the data inflates to (250 MiB, under every limit): memory
+  // follows the data (64 MiB), not what the header declares.
+  declareSize(zip, "t/models/model.json", 250u << 20);
+  const long peakBefore = peakResidentKb();
+  Pt2Archive a = loadPt2FromBuffer(zip, "bomb.pt2", huge);
+  EXPECT_EQ(a.diagnostics.countCode("truncated_entry"), 1u) << describe(a.diagnostics);
+  EXPECT_EQ(a.diagnostics.countCode("bad_json"), 1u);
+  const long grownKb = peakResidentKb() - peakBefore;
+  EXPECT_TRUE(grownKb < (128L << 10) || !kResidentSizeMeaningful) << grownKb << " KiB of peak memory grew";
 
   // A header that declares less than the data inflates to: inflation stops at the declared size.
   declareSize(zip, "t/models/model.json", 1u << 20);
   a = loadPt2FromBuffer(zip, "bomb.pt2");
   EXPECT_EQ(a.diagnostics.countCode("bad_entry"), 2u) << describe(a.diagnostics);  // the entry, then the model
   EXPECT_FALSE(a.models.at(0).graph);
+}
+
+TEST(Pt2, WhitespaceProgramOverTheCapIsRefusedByItsDeclaredSize) {
+  // 300 MiB of JSON whitespace deflates to ~300 KB, at a ratio deflate really reaches.
+  const std::string zip = tinyArchive("{" + std::string((std::size_t{300} << 20) - 2, ' ') + "}", true);
+  EXPECT_NE(refusal(zip).find("entry declares 314572800 bytes, over the limit of 268435456"), std::string::npos);
+}
+
+TEST(Pt2, DeflatedProgramLoadsLikeTheStoredOne) {
+  const std::string program = zipMember(kDynamic, "dynamic_shapes/models/mlp.json");
+  ASSERT_FALSE(program.empty());
+  const Pt2Archive stored = loadPt2FromBuffer(tinyArchive(program, false), "stored.pt2");
+  const Pt2Archive deflated = loadPt2FromBuffer(tinyArchive(program, true), "deflated.pt2");
+  EXPECT_EQ(deflated.diagnostics.size(), stored.diagnostics.size()) << describe(deflated.diagnostics);
+  EXPECT_EQ(deflated.diagnostics.countCode("truncated_entry") + deflated.diagnostics.countCode("bad_entry"), 0u);
+  ASSERT_TRUE(stored.models.at(0).graph);
+  ASSERT_TRUE(deflated.models.at(0).graph);
+  EXPECT_EQ(deflated.models[0].graph->size(), stored.models[0].graph->size());
+  EXPECT_EQ(deflated.models[0].serializedNodes, stored.models[0].serializedNodes);
+  EXPECT_EQ(deflated.models[0].inputs.size(), stored.models[0].inputs.size());
 }
 
 TEST(Pt2, TotalDecompressedBytesAreCapped) {

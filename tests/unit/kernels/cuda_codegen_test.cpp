@@ -6,10 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "analysis/graph_inputs.h"
 #include "hw/hw_profile.h"
 #include "io/fx_text.h"
 #include "ir/op_info.h"
@@ -717,6 +722,232 @@ TEST(GeneratedKernels, SoftmaxOverAnOuterDimensionIsRefused) {
   const kernels::KernelSet set = generateOne(*graph, "normalization");
   ASSERT_EQ(set.notGenerated.size(), 1u);
   EXPECT_EQ(set.notGenerated[0].reason, "softmax over a dimension that is not the innermost");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Hostile input: graphs and groups no capture makes, which must give kernels or reasons, never a
+// crash, an exception or a recursion as deep as the graph.
+
+// An inference graph of `length` pointwise ops, each reading the one before (and x every fourth).
+std::string chainText(size_t length, const std::string& annotation = "f32[64, 64][64, 1]cuda:0") {
+  std::string text = "class GraphModule(torch.nn.Module):\n    def forward(self, x: \"" + annotation + "\"):\n";
+  const char* ops[] = {"torch.ops.aten.relu.default({})", "torch.ops.aten.neg.default({})",
+                       "torch.ops.aten.mul.Tensor({}, 2)", "torch.ops.aten.add.Tensor({}, x)"};
+  std::string previous = "x";
+  for (size_t i = 0; i < length; ++i) {
+    std::string call = ops[i % 4];
+    call.replace(call.find("{}"), 2, previous);
+    previous = "v_" + std::to_string(i);
+    text += "        " + previous + ": \"" + annotation + "\" = " + call + "\n";
+  }
+  return text + "        return (" + previous + ",)\n";
+}
+
+std::string reasons(const kernels::KernelSet& set) {
+  std::string text;
+  for (const kernels::NotGenerated& n : set.notGenerated) text += std::to_string(n.group) + ": " + n.reason + "; ";
+  return text;
+}
+
+TEST(HostileInput, TenThousandNodeChainInGroupsOfFourThousandIsGeneratedWithoutDeepRecursion) {
+  const auto graph = parse(chainText(10'000));
+  const analysis::GraphInputs inputs = analysis::inferGraphInputs(*graph, nullptr);
+  const hw::HwProfile hw;
+  const passes::PassContext context{*graph, inputs, hw, ir::OpRegistry::global(), {}};
+  const passes::PassResult split = passes::SplitPass().run(context, plan::PlanState::empty(graph->size()), {});
+  const plan::PlanState state =
+      passes::FusionPass()
+          .run(context, split.state, passes::PassOptions(std::map<std::string, std::string>{{"max_nodes", "4000"}}))
+          .state;
+  ASSERT_EQ(state.groups.size(), 3u);
+  EXPECT_EQ(state.groups[0].nodes.size(), 4000u);
+  // Emission that recursed once per node of a chain overflowed the stack at 4000 levels.
+  const kernels::KernelSet set = kernels::generateKernels(*graph, state);
+  ASSERT_EQ(set.kernels.size(), 3u) << reasons(set);
+  const kernels::GeneratedKernel& first = set.kernels[0];
+  EXPECT_EQ(first.fx.size(), 4000u);
+  ASSERT_EQ(first.inputs.size(), 1u);
+  EXPECT_EQ(first.inputs[0].name, "x");
+  ASSERT_EQ(first.outputs.size(), 1u);
+  EXPECT_EQ(first.outputs[0].name, "v_3999");
+  // The last node is stored; x, read by a thousand adds, is loaded once per element (the vector
+  // kernel takes it in packs).
+  EXPECT_NE(first.source.find("out0[j] = lathe::down<float>("), std::string::npos);
+  size_t loads = 0;
+  for (size_t at = first.source.find("lathe::ld(in0, j)"); at != std::string::npos;
+       at = first.source.find("lathe::ld(in0, j)", at + 1)) {
+    ++loads;
+  }
+  EXPECT_EQ(loads, 1u);
+  EXPECT_EQ(set.kernels[2].fx.size(), 2000u);
+}
+
+// A group of the nodes given (in that order), with that kind and anchor.
+plan::FusionGroup group(int32_t id, std::string kind, std::vector<ir::NodeId> nodes, ir::NodeId anchor) {
+  plan::FusionGroup g;
+  g.id = id;
+  g.kind = std::move(kind);
+  g.nodes = std::move(nodes);
+  g.anchor = anchor;
+  return g;
+}
+
+constexpr std::string_view kReduction = R"(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[8, 64][64, 1]cuda:0"):
+        mul: "f32[8, 64][64, 1]cuda:0" = torch.ops.aten.mul.Tensor(x, x)
+        sum_1: "f32[8, 1][1, 1]cuda:0" = torch.ops.aten.sum.dim_IntList(mul, [1], True)
+        exp: "f32[8, 1][1, 1]cuda:0" = torch.ops.aten.exp.default(sum_1)
+        neg: "f32[8, 64][64, 1]cuda:0" = torch.ops.aten.neg.default(x)
+        relu: "f32[8, 64][64, 1]cuda:0" = torch.ops.aten.relu.default(neg)
+        return (exp, relu)
+)";
+
+TEST(HostileInput, GroupsNoFusionPassMakesAreRefusedWithAReason) {
+  const auto graph = parse(kReduction);
+  const ir::NodeId x = graph->find("x"), mul = graph->find("mul"), sum = graph->find("sum_1"), exp = graph->find("exp"),
+                   neg = graph->find("neg"), relu = graph->find("relu");
+  struct Case {
+    std::string what;
+    std::vector<plan::FusionGroup> groups;
+    std::vector<std::string> reasons;  // per group: "" generated, else a fragment of the reason
+  };
+  const std::vector<Case> cases = {
+      {"the plan's own groups",
+       {group(0, "reduction", {mul, sum, exp}, sum), group(1, "pointwise", {neg, relu}, neg)},
+       {"", ""}},
+      {"no anchor (\"\" in a bundle)",
+       {group(0, "reduction", {mul, sum, exp}, ir::kNoNode), group(1, "pointwise", {neg, relu}, ir::kNoNode)},
+       {"the group has no anchor", "the group has no anchor"}},
+      {"an anchor of another group",
+       {group(0, "reduction", {mul, sum, exp}, neg), group(1, "pointwise", {neg, relu}, neg)},
+       {"its anchor neg is not one of its nodes", ""}},
+      {"an anchor that is not the reduction", {group(0, "reduction", {mul, sum, exp}, mul)}, {"not a reduction"}},
+      {"a reduction group made pointwise", {group(0, "pointwise", {mul, sum, exp}, mul)}, {"reduction"}},
+      {"a node in two groups",
+       {group(0, "pointwise", {neg, relu}, neg), group(1, "pointwise", {relu}, relu)},
+       {"", "relu is in fusion group 0 too"}},
+      {"the same group twice",
+       {group(0, "pointwise", {neg, relu}, neg), group(0, "pointwise", {neg, relu}, neg)},
+       {"", "an earlier group has id 0"}},
+      {"a negative id", {group(-1, "pointwise", {neg, relu}, neg)}, {"group id -1 is negative"}},
+      {"no nodes",
+       {group(0, "pointwise", {}, ir::kNoNode), group(1, "reduction", {}, sum)},
+       {"the group has no nodes", "the group has no nodes"}},
+      {"a node listed twice", {group(0, "pointwise", {neg, relu, relu}, neg)}, {"relu is listed twice"}},
+      {"nodes out of order", {group(0, "pointwise", {relu, neg}, neg)}, {""}},
+      {"a placeholder", {group(0, "pointwise", {x, neg, relu}, neg)}, {"a placeholder node"}},
+      {"a kind nobody knows", {group(0, "mystery", {neg, relu}, neg)}, {"not a reduction"}},
+      {"every node", {group(0, "reduction", {x, mul, sum, exp, neg, relu}, sum)}, {"a placeholder node"}},
+  };
+  for (const Case& c : cases) {
+    plan::PlanState state = plan::PlanState::empty(graph->size());
+    state.groups = c.groups;
+    const kernels::KernelSet set = kernels::generateKernels(*graph, state);
+    ASSERT_EQ(set.kernels.size() + set.notGenerated.size(), c.groups.size()) << c.what;
+    size_t generated = 0, refused = 0;
+    for (size_t g = 0; g < c.groups.size(); ++g) {
+      if (c.reasons[g].empty()) {
+        ASSERT_LT(generated, set.kernels.size()) << c.what << ": group " << g << " refused: " << reasons(set);
+        EXPECT_EQ(set.kernels[generated++].group, c.groups[g].id) << c.what;
+      } else {
+        ASSERT_LT(refused, set.notGenerated.size()) << c.what << ": group " << g << " generated";
+        EXPECT_NE(set.notGenerated[refused++].reason.find(c.reasons[g]), std::string::npos)
+            << c.what << ": " << reasons(set);
+      }
+    }
+  }
+}
+
+TEST(HostileInput, RandomlyEditedGroupsOfACaptureNeverThrow) {
+  const lathe::testing::SampleGraph sample =
+      lathe::testing::loadSampleGraph("captures/gpt2_tiny_train.log.gz", "1/0_1:aot_joint_graph");
+  const ir::Graph& graph = *sample.graph;
+  const plan::PlanState planned = fused(graph, sample.inputs);
+  ASSERT_FALSE(planned.groups.empty());
+  std::mt19937 rng(17);
+  auto anyNode = [&] { return static_cast<ir::NodeId>(rng() % graph.size()); };
+  size_t generated = 0;
+  for (int round = 0; round < 300; ++round) {
+    plan::FusionGroup edited = planned.groups[rng() % planned.groups.size()];
+    switch (rng() % 6) {
+      case 0: edited.anchor = anyNode(); break;
+      case 1: edited.nodes.push_back(anyNode()); break;
+      case 2:
+        edited.nodes.erase(edited.nodes.begin() + static_cast<std::ptrdiff_t>(rng() % edited.nodes.size()));
+        break;
+      case 3: std::shuffle(edited.nodes.begin(), edited.nodes.end(), rng); break;
+      case 4: edited.kind = std::array{"pointwise", "reduction", "normalization"}[rng() % 3]; break;
+      case 5: {
+        const std::vector<ir::NodeId>& other = planned.groups[rng() % planned.groups.size()].nodes;
+        edited.nodes.insert(edited.nodes.end(), other.begin(), other.end());
+      }
+    }
+    plan::PlanState state = plan::PlanState::empty(graph.size());
+    state.groups = {edited};
+    kernels::KernelSet set;
+    EXPECT_NO_THROW(set = kernels::generateKernels(graph, state)) << "round " << round;
+    ASSERT_EQ(set.kernels.size() + set.notGenerated.size(), 1u);
+    generated += set.kernels.size();
+  }
+  EXPECT_GT(generated, 0u);
+}
+
+TEST(HostileInput, DeepChainsInsideBranchesAreGeneratedAndBranchesNestedTooDeepRefused) {
+  // A cat whose first part is a 2000-node chain: its branch recurses through the chain.
+  std::string text = chainText(2000, "f32[4, 8][8, 1]cuda:0");
+  text.replace(text.rfind("        return"), std::string::npos,
+               "        cat: \"f32[8, 8][8, 1]cuda:0\" = torch.ops.aten.cat.default([v_1999, x])\n"
+               "        return (cat,)\n");
+  const auto chained = parse(text);
+  const kernels::KernelSet deep = generateOne(*chained, "pointwise");
+  EXPECT_EQ(deep.kernels.size(), 1u) << reasons(deep);
+  // 60 cats, each of the one before and x: each part is a branch inside the one before.
+  std::string nested = "class GraphModule(torch.nn.Module):\n    def forward(self, x: \"f32[1, 8][8, 1]cuda:0\"):\n";
+  std::string previous = "x";
+  for (int i = 1; i <= 60; ++i) {
+    const std::string name = "cat_" + std::to_string(i);
+    nested += "        " + name + ": \"f32[" + std::to_string(i + 1) +
+              ", 8][8, 1]cuda:0\" = torch.ops.aten.cat.default([" + previous + ", x])\n";
+    previous = name;
+  }
+  nested += "        return (" + previous + ",)\n";
+  const kernels::KernelSet refused = generateOne(*parse(nested), "pointwise");
+  ASSERT_EQ(refused.notGenerated.size(), 1u);
+  EXPECT_NE(refused.notGenerated[0].reason.find("nested more than 48 deep"), std::string::npos) << reasons(refused);
+}
+
+TEST(HostileInput, OperandsReadInEverMoreWaysStopAtABound) {
+  // Each cat reads both halves of the one before, each in a branch of its own: the values to emit
+  // double per cat.
+  std::string text = "class GraphModule(torch.nn.Module):\n    def forward(self, x: \"f32[4, 8][8, 1]cuda:0\"):\n";
+  std::string previous = "x";
+  for (int i = 0; i < 22; ++i) {
+    const std::string n = std::to_string(i);
+    text +=
+        "        low_" + n + ": \"f32[4, 4][8, 1]cuda:0\" = torch.ops.aten.slice.Tensor(" + previous + ", 1, 0, 4)\n";
+    text +=
+        "        high_" + n + ": \"f32[4, 4][8, 1]cuda:0\" = torch.ops.aten.slice.Tensor(" + previous + ", 1, 4, 8)\n";
+    text += "        cat_" + n + ": \"f32[4, 8][8, 1]cuda:0\" = torch.ops.aten.cat.default([high_" + n + ", low_" + n +
+            "], 1)\n";
+    previous = "cat_" + n;
+  }
+  text += "        return (" + previous + ",)\n";
+  const kernels::KernelSet set = generateOne(*parse(text), "pointwise");
+  ASSERT_EQ(set.notGenerated.size(), 1u);
+  EXPECT_NE(set.notGenerated[0].reason.find("values per node"), std::string::npos) << reasons(set);
+}
+
+TEST(HostileInput, SizesBeyondIndexArithmeticAreRefused) {
+  for (const auto& [annotation, reason] :
+       {std::pair{"f32[1099511627776, 1048576][1048576, 1]cuda:0", "more than 2^48 elements"},
+        std::pair{"f32[9223372036854775807, 9223372036854775807][9223372036854775807, 1]cuda:0",
+                  "more than 2^48 elements"},
+        std::pair{"f32[-4, 8][8, 1]cuda:0", "negative size"}, std::pair{"f32[4, 8][-8, 1]cuda:0", "negative stride"},
+        std::pair{"f32[4, 8][4611686018427387904, 1]cuda:0", "spans more than 2^48 elements"}}) {
+    const kernels::KernelSet set = generateOne(*parse(chainText(3, annotation)), "pointwise");
+    ASSERT_EQ(set.notGenerated.size(), 1u) << annotation;
+    EXPECT_NE(set.notGenerated[0].reason.find(reason), std::string::npos) << annotation << ": " << reasons(set);
+  }
 }
 
 }  // namespace

@@ -1,16 +1,24 @@
 // The toolchain driver and the export bundle: targets parsing, the fatbin reader on a container
 // built by hand and on damaged bytes, the manifest contract, the plan's reference to an export,
 // and (where nvcc is installed) every kernel generated for the llama / mixtral / gpt2 captures
-// compiled for sm_90a and sm_120, the fatbin holding machine code for both.
+// compiled for sm_90a and sm_120, the fatbin holding machine code for both; how a bundle is
+// installed: the umask's mode, symlinks written through, the companion (the plan) committed with
+// the bundle or not at all, concurrent exports into one folder taking turns.
 #include "kernels/export_bundle.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "hw/hw_profile.h"
 #include "ir/op_info.h"
@@ -189,6 +197,138 @@ TEST(Export, FailedCompileLeavesNothingBehind) {
   const kernels::ExportRequest request{temp.path() / "bundle", {"sm_90a"}, "p.json", "g", 0};
   EXPECT_THROW((void)kernels::writeExport({}, request, "/nonexistent/nvcc"), Error);
   EXPECT_TRUE(fs::is_empty(temp.path()));
+}
+
+TEST(Export, RefusesAFifoWithoutOpeningIt) {
+  const TempDir temp;
+  const fs::path fifo = temp.path() / "bundle";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  const kernels::ExportRequest request{fifo, {"sm_90a"}, "p.json", "g", 0};
+  try {
+    (void)kernels::writeExport({}, request, "/nonexistent/nvcc");
+    FAIL() << "wrote over a FIFO";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput);
+    EXPECT_NE(std::string(e.what()).find("FIFO"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fs::status(fifo).type(), fs::file_type::fifo);
+  EXPECT_EQ(std::distance(fs::directory_iterator(temp.path()), fs::directory_iterator()), 1);
+}
+
+// Exports of the empty kernel set (one short nvcc run each), where nvcc is installed.
+class ExportWithNvcc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::optional<fs::path> found = kernels::findNvcc();
+    if (!found) GTEST_SKIP() << "no CUDA toolkit (nvcc) on this machine";
+    nvcc_ = *found;
+  }
+  // Exports into `dir`, the manifest naming `graph`.
+  void exportInto(const fs::path& dir, const std::string& graph, const kernels::BundleCompanion& companion = {}) {
+    (void)kernels::writeExport({}, {dir, {"sm_90a"}, "p.json", graph, 0}, nvcc_, companion);
+  }
+  static std::string graphOf(const fs::path& dir) {
+    return nlohmann::json::parse(std::ifstream(dir / "manifest.json")).at("graph").get<std::string>();
+  }
+  // Names in `folder`, sorted.
+  static std::vector<std::string> namesIn(const fs::path& folder) {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(folder)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  fs::path nvcc_;
+};
+
+TEST_F(ExportWithNvcc, BundleFolderFollowsTheUmask) {
+  const TempDir temp;
+  for (const auto& [mask, mode] : {std::pair<mode_t, mode_t>{022, 0755}, {077, 0700}}) {
+    const mode_t previous = umask(mask);
+    exportInto(temp.path() / "bundle", "g");
+    umask(previous);
+    EXPECT_EQ(static_cast<mode_t>(fs::status(temp.path() / "bundle").permissions()), mode) << std::oct << mask;
+    EXPECT_EQ(static_cast<mode_t>(fs::status(temp.path() / "bundle" / "src").permissions()), mode);
+  }
+}
+
+TEST_F(ExportWithNvcc, CompanionThatCannotPrepareChangesNothing) {
+  const TempDir temp;
+  const fs::path dir = temp.path() / "bundle";
+  exportInto(dir, "old");
+  kernels::BundleCompanion failing;
+  failing.prepare = [] { throw Error(ErrorCode::BadInput, "plan.json: cannot write: No space left on device"); };
+  failing.commit = [] { ADD_FAILURE() << "committed after a failed prepare"; };
+  EXPECT_THROW(exportInto(dir, "new", failing), Error);
+  EXPECT_EQ(graphOf(dir), "old");
+  EXPECT_EQ(namesIn(temp.path()), std::vector<std::string>{"bundle"});
+}
+
+TEST_F(ExportWithNvcc, CompanionThatCannotCommitPutsTheOldBundleBack) {
+  const TempDir temp;
+  const fs::path dir = temp.path() / "bundle";
+  exportInto(dir, "old");
+  kernels::BundleCompanion failing;
+  bool prepared = false;
+  failing.prepare = [&] { prepared = true; };
+  failing.commit = [&] {
+    EXPECT_EQ(graphOf(dir), "new") << "commit runs once the new bundle is in place";
+    throw Error(ErrorCode::BadInput, "plan.json: cannot write: Read-only file system");
+  };
+  try {
+    exportInto(dir, "new", failing);
+    FAIL() << "the commit's failure was swallowed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Read-only file system"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(prepared);
+  EXPECT_EQ(graphOf(dir), "old");
+  EXPECT_EQ(namesIn(temp.path()), std::vector<std::string>{"bundle"});
+}
+
+TEST_F(ExportWithNvcc, SymlinkedFolderIsWrittenThrough) {
+  const TempDir temp;
+  fs::create_directory(temp.path() / "real");
+  fs::create_directory_symlink("real", temp.path() / "link");
+  exportInto(temp.path() / "link", "g");
+  EXPECT_TRUE(fs::is_symlink(temp.path() / "link"));
+  EXPECT_EQ(graphOf(temp.path() / "real"), "g");
+  EXPECT_EQ(namesIn(temp.path()), (std::vector<std::string>{"link", "real"}));
+}
+
+TEST_F(ExportWithNvcc, ConcurrentExportsIntoOneFolderTakeTurns) {
+  const TempDir temp;
+  const fs::path dir = temp.path() / "bundle";
+  std::atomic<int> between{0};  // exports between prepare and commit
+  std::atomic<bool> overlapped{false};
+  std::mutex failuresMutex;
+  std::vector<std::string> failures;
+  std::vector<std::thread> exports;
+  for (int e = 0; e < 3; ++e) {
+    exports.emplace_back([&, e] {
+      kernels::BundleCompanion companion;
+      companion.prepare = [&] {
+        ++between;
+        // A window for another export to enter: without the lock, the others' compiles end within it.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        while (!overlapped && std::chrono::steady_clock::now() < until) {
+          if (between > 1) overlapped = true;
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+      };
+      companion.commit = [&] { --between; };
+      try {
+        exportInto(dir, "export " + std::to_string(e), companion);
+      } catch (const Error& error) {
+        const std::lock_guard<std::mutex> lock(failuresMutex);
+        failures.emplace_back(error.what());
+      }
+    });
+  }
+  for (std::thread& t : exports) t.join();
+  EXPECT_TRUE(failures.empty()) << failures.front();
+  EXPECT_FALSE(overlapped) << "two exports were installing into one folder at once";
+  EXPECT_TRUE(graphOf(dir).starts_with("export "));
+  EXPECT_EQ(namesIn(temp.path()), std::vector<std::string>{"bundle"});
 }
 
 // Every kernel generated for the samples, through nvcc for both targets: the build CI runs.

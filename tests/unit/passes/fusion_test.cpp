@@ -16,6 +16,7 @@
 #include "analysis/graph_inputs.h"
 #include "hw/hw_profile.h"
 #include "io/artifact.h"
+#include "io/fx_text.h"
 #include "ir/op_info.h"
 #include "passes/split.h"
 
@@ -412,4 +413,28 @@ TEST(Fusion, RandomGraphsGetConvexAcyclicGroups) {
     if (::testing::Test::HasFailure()) break;
   }
   EXPECT_GT(groups, 300u);
+}
+
+TEST(Fusion, LongViewChainsInsideAGroupAreWalkedWithoutRecursion) {
+  // An add, 4000 views of it one after another, and a mul of the last view: the views ride along
+  // into the add's group, whose saved bytes walk the chain from the add to the mul.
+  const std::string a = "\"f32[64][1]cuda:0\"";
+  std::string text = "class GraphModule(torch.nn.Module):\n    def forward(self, x: " + a + "):\n";
+  text += "        add: " + a + " = torch.ops.aten.add.Tensor(x, 1)\n";
+  std::string previous = "add";
+  for (int i = 0; i < 4000; ++i) {
+    const std::string name = "view_" + std::to_string(i);
+    text += "        " + name + ": " + a + " = torch.ops.aten.view.default(" + previous + ", [64])\n";
+    previous = name;
+  }
+  text += "        mul: " + a + " = torch.ops.aten.mul.Tensor(" + previous + ", 2)\n        return (mul,)\n";
+  Diagnostics diagnostics;
+  const std::shared_ptr<ir::Graph> graph = io::parseFxText(text, {}, diagnostics);
+  ASSERT_NE(graph, nullptr);
+  const analysis::GraphInputs inputs = analysis::inferGraphInputs(*graph, nullptr);
+  const Planned planned = runPasses(*graph, inputs, ir::OpRegistry::global(), {{"max_nodes", "5000"}});
+  ASSERT_EQ(planned.fusion.state.groups.size(), 1u);
+  EXPECT_EQ(planned.fusion.state.groups[0].nodes.size(), 4002u);
+  // The add's value is neither stored nor read back (through the views) by the mul.
+  EXPECT_EQ(stat(planned.fusion, "saved_bytes"), 2 * 64.0 * 4);
 }

@@ -7,13 +7,16 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analysis/graph_inputs.h"
 #include "hw/hw_profile.h"
+#include "io/fx_text.h"
 #include "ir/op_info.h"
 #include "util/diagnostics.h"
 
@@ -219,6 +222,52 @@ TEST(Passes, EveryPassRejectsAnUnknownOption) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::Usage);
   }
+}
+
+// A joint graph whose tensors all have the annotation: primals_1 first, then `extra` products.
+std::shared_ptr<ir::Graph> jointOf(const std::string& annotation, int extra = 1) {
+  std::string text = "class joint_helper(torch.nn.Module):\n    def forward(self, primals_1: \"" + annotation +
+                     "\", tangents_1: \"" + annotation + "\"):\n";
+  std::string previous = "primals_1";
+  for (int i = 0; i < extra; ++i) {
+    const std::string name = "mul_" + std::to_string(i);
+    text += "        " + name + ": \"" + annotation + "\" = torch.ops.aten.mul.Tensor(" + previous + ", primals_1)\n";
+    previous = name;
+  }
+  text += "        grad: \"" + annotation + "\" = torch.ops.aten.mul.Tensor(tangents_1, primals_1)\n";
+  text += "        return (" + previous + ", grad)\n";
+  Diagnostics diagnostics;
+  std::shared_ptr<ir::Graph> graph = io::parseFxText(text, {}, diagnostics);
+  if (graph == nullptr) throw std::runtime_error("test graph does not parse");
+  return graph;
+}
+
+// Every pass refuses the graph as bad input, with a message holding `fragment`.
+void expectEveryPassRefuses(const ir::Graph& graph, const std::string& fragment) {
+  const analysis::GraphInputs inputs = analysis::inferGraphInputs(graph, nullptr);
+  const hw::HwProfile hw = hw::resolveHwProfile("h200");
+  const PassContext context{graph, inputs, hw, ir::OpRegistry::global(), {}};
+  for (std::string_view name : passNames()) {
+    try {
+      (void)findPass(name).run(context, plan::PlanState::empty(graph.size()), PassOptions());
+      ADD_FAILURE() << name << " planned the graph";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::BadInput) << name << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << name << ": " << e.what();
+    }
+  }
+}
+
+TEST(Passes, SizesBeyondWhatThePlannerSupportsAreBadInputNamingTheNode) {
+  for (const std::string& annotation :
+       {std::string("f32[9223372036854775807, 9223372036854775807][9223372036854775807, 1]cuda:0"),
+        std::string("f32[4294967296, 4294967296][4294967296, 1]cuda:0"),
+        std::string("f32[8, 137438953472][137438953472, 1]cuda:0")}) {  // 4 TiB
+    expectEveryPassRefuses(*jointOf(annotation), "primals_1: a tensor of ");
+  }
+  expectEveryPassRefuses(*jointOf("f32[-4, 8][8, 1]cuda:0"), "primals_1: dimension 0 has the negative size -4");
+  // 1 TiB each (as much as one tensor may hold), 20 of them: more than the planner sums exactly.
+  expectEveryPassRefuses(*jointOf("f32[1024, 268435456][268435456, 1]cuda:0", 17), "bytes (16 TiB) in all");
 }
 
 }  // namespace

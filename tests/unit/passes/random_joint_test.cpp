@@ -214,7 +214,11 @@ NodeId emitOp(JointBuilder& b, NodeId a, const std::vector<NodeId>& operands, co
       return b.call(target, {ir::Arg::ofNode(a), ir::Arg::ofNode(other)}, sa, ir::DType::BF16);
     }
     case Op::Mm: {
-      const std::vector<NodeId> rights = fitting([&](const Shape& s) { return !s.scalar && s.rows == sa.cols; });
+      // Products stay within what the planner accepts (a row times a column of a flattened
+      // matrix would be 2 TiB, passes::kMaxTensorBytes refuses it).
+      const std::vector<NodeId> rights = fitting([&](const Shape& s) {
+        return !s.scalar && s.rows == sa.cols && static_cast<uint64_t>(sa.rows) * s.cols * 2 <= kMaxTensorBytes;
+      });
       if (rights.empty()) break;
       const NodeId right = pick(rights);
       return b.call("torch.ops.aten.mm.default", {ir::Arg::ofNode(a), ir::Arg::ofNode(right)},
@@ -249,7 +253,7 @@ NodeId emitGradientOp(JointBuilder& b, NodeId gradient, const std::vector<NodeId
       const Shape sv = b.shape(v);
       if (sv.scalar) continue;
       if (sv.rows == sg.rows && (sv.cols == sg.cols || sv.cols == 1)) scales.push_back(v);
-      if (sv.rows == sg.cols) rights.push_back(v);
+      if (sv.rows == sg.cols && static_cast<uint64_t>(sg.rows) * sv.cols * 2 <= kMaxTensorBytes) rights.push_back(v);
     }
     if (!scales.empty() && (rights.empty() || chance(50))) {
       return b.call("torch.ops.aten.mul.Tensor", {ir::Arg::ofNode(gradient), ir::Arg::ofNode(pick(scales))}, sg,

@@ -1,15 +1,24 @@
 // Recompute policies on real training captures: torch's policy reproduces the saved set the
 // capture's own partitioner chose; every policy yields a backward that can run; the budget policy
-// keeps the step's peak within the budget by our own accounting.
+// keeps the step's peak within the budget by our own accounting. Deep chains plan; joint graphs
+// that are not a training step, and saved sets naming backward values, are bad input.
+#include "passes/recompute.h"
+
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <set>
+#include <stdexcept>
+#include <string>
 
 #include "analysis/cost_model.h"
+#include "analysis/graph_inputs.h"
 #include "analysis/joint.h"
 #include "hw/hw_profile.h"
-#include "passes/recompute.h"
+#include "io/fx_text.h"
 #include "sample_graphs.h"
+#include "temp_dir.h"
+#include "util/diagnostics.h"
 
 namespace lathe::passes {
 namespace {
@@ -206,6 +215,84 @@ TEST(RecomputePass, RejectsUnknownPoliciesAndOptions) {
   for (const PassOptions& bad : {options({{"policy", "magic"}}), options({{"polcy", "torch"}}),
                                  options({{"policy", "budget"}}), options({{"policy", "budget"}, {"memory", "lots"}})}) {
     EXPECT_THROW((void)RecomputePass().run(ctx, empty, bad), Error);
+  }
+}
+
+// Joint graphs no capture makes: a chain of `length` pointwise ops from primals_1. A training step
+// returns the chain's end and a gradient from the tangent; the other returns, as a forward output,
+// the chain's end times the tangent.
+std::shared_ptr<ir::Graph> deepJoint(size_t length, bool trainingStep) {
+  const std::string a = "\"f32[64][1]cuda:0\"";
+  std::string text =
+      "class joint_helper(torch.nn.Module):\n    def forward(self, primals_1: " + a + ", tangents_1: " + a + "):\n";
+  std::string previous = "primals_1";
+  for (size_t i = 0; i < length; ++i) {
+    const std::string name = "v_" + std::to_string(i);
+    text += "        " + name + ": " + a + " = torch.ops.aten." + (i % 2 == 0 ? "sin.default(" : "cos.default(") +
+            previous + ")\n";
+    previous = name;
+  }
+  text += "        grad: " + a + " = torch.ops.aten.mul.Tensor(tangents_1, " + previous + ")\n";
+  text += trainingStep ? "        return (" + previous + ", grad)\n" : "        return (grad, " + previous + ")\n";
+  Diagnostics diagnostics;
+  std::shared_ptr<ir::Graph> graph = io::parseFxText(text, {}, diagnostics);
+  if (graph == nullptr) throw std::runtime_error("test graph does not parse");
+  return graph;
+}
+
+TEST(RecomputePass, TenThousandDeepTrainingChainIsPlanned) {
+  const std::shared_ptr<ir::Graph> graph = deepJoint(10'000, true);
+  const analysis::GraphInputs inputs = analysis::inferGraphInputs(*graph, nullptr);
+  const hw::HwProfile hw = hw::resolveHwProfile("h200");
+  const PassContext ctx{*graph, inputs, hw, ir::OpRegistry::global(), {}};
+  const plan::PlanState empty = plan::PlanState::empty(graph->size());
+  for (const PassOptions& policy : {options({{"policy", "torch"}}), options({{"policy", "heuristic"}})}) {
+    const PassResult result = RecomputePass().run(ctx, empty, policy);
+    ASSERT_TRUE(result.state.recompute.has_value());
+    const analysis::JointInfo joint = analysis::analyzeJoint(*graph);
+    EXPECT_TRUE(analysis::partitionJoint(*graph, joint, result.state.recompute->saved).valid())
+        << result.state.recompute->policy;
+  }
+}
+
+TEST(RecomputePass, ForwardOutputsComputedFromTheTangentsAreBadInputNamingTheNode) {
+  const std::shared_ptr<ir::Graph> graph = deepJoint(10'000, false);
+  const analysis::GraphInputs inputs = analysis::inferGraphInputs(*graph, nullptr);
+  const hw::HwProfile hw = hw::resolveHwProfile("h200");
+  const PassContext ctx{*graph, inputs, hw, ir::OpRegistry::global(), {}};
+  const std::string expected = "not a training step the planner can split: grad is returned by the forward";
+  for (const PassOptions& policy : {options({{"policy", "torch"}}), options({{"policy", "heuristic"}}),
+                                    options({{"policy", "budget"}, {"memory", "1MiB"}})}) {
+    try {
+      (void)RecomputePass().run(ctx, plan::PlanState::empty(graph->size()), policy);
+      ADD_FAILURE() << "planned";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::BadInput) << e.what();
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+  try {
+    (void)budgetFrontier(ctx, analysis::analyzeJoint(*graph));
+    ADD_FAILURE() << "solved";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput) << e.what();
+  }
+}
+
+TEST(RecomputePass, SavedSetFileNamingABackwardValueIsBadInput) {
+  const std::shared_ptr<ir::Graph> graph = deepJoint(4, true);
+  const analysis::GraphInputs inputs = analysis::inferGraphInputs(*graph, nullptr);
+  const hw::HwProfile hw = hw::resolveHwProfile("h200");
+  const PassContext ctx{*graph, inputs, hw, ir::OpRegistry::global(), {}};
+  const testing::TempDir dir;
+  const std::string path = dir.write("saved.json", R"(["v_1", "grad"])").string();
+  try {
+    (void)RecomputePass().run(ctx, plan::PlanState::empty(graph->size()),
+                              options({{"policy", "file"}, {"path", path}}));
+    ADD_FAILURE() << "planned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find("grad is computed from the tangents"), std::string::npos) << e.what();
   }
 }
 
