@@ -1,7 +1,6 @@
 #include "util/input.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <zlib.h>
 
 #include <atomic>
@@ -11,30 +10,16 @@
 
 #include "temp_dir.h"
 #include "util/diagnostics.h"
+#include "resident_size.h"
 
 using namespace lathe;
 using lathe::testing::TempDir;
 
 namespace {
 
-// AddressSanitizer's quarantine and shadow memory make resident size say nothing about the reader.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kResidentSizeMeaningful = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kResidentSizeMeaningful = false;
-#else
-constexpr bool kResidentSizeMeaningful = true;
-#endif
-#else
-constexpr bool kResidentSizeMeaningful = true;
-#endif
+using lathe::testing::kResidentSizeMeaningful;
+using lathe::testing::peakResidentKb;
 
-long peakResidentKb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
 
 // Writes `copies` times `chunk` gzip-compressed to `path`.
 void writeGzip(const std::filesystem::path& path, const std::string& chunk, size_t copies) {

@@ -1,7 +1,6 @@
 #include "io/memory_snapshot.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <zlib.h>
 
 #include <chrono>
@@ -12,6 +11,7 @@
 #include "analysis/snapshot_timeline.h"
 #include "temp_dir.h"
 #include "util/diagnostics.h"
+#include "resident_size.h"
 
 using namespace lathe;
 using namespace lathe::io;
@@ -149,29 +149,14 @@ std::string samplePath(const std::string& rel) {
   return std::string(LATHE_SAMPLES_DIR) + "/" + rel;
 }
 
-// AddressSanitizer's quarantine and shadow memory make resident size say nothing about the loader.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kResidentSizeMeaningful = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kResidentSizeMeaningful = false;
-#else
-constexpr bool kResidentSizeMeaningful = true;
-#endif
-#else
-constexpr bool kResidentSizeMeaningful = true;
-#endif
+using lathe::testing::kResidentSizeMeaningful;
+using lathe::testing::peakResidentKb;
 
-long maxRssKb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
 
 // Decodes a crafted snapshot that must be refused: BadInput, naming the file and every fragment,
 // quickly and without the memory the copies would take.
 void expectRefused(const std::string& pickle, const std::vector<std::string>& fragments) {
-  const long rssBefore = maxRssKb();
+  const long rssBefore = peakResidentKb();
   const auto start = std::chrono::steady_clock::now();
   try {
     (void)decodeMemorySnapshot(pickle, "crafted.pickle");
@@ -183,7 +168,7 @@ void expectRefused(const std::string& pickle, const std::vector<std::string>& fr
       EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
-  const long grownKb = maxRssKb() - rssBefore;
+  const long grownKb = peakResidentKb() - rssBefore;
   EXPECT_TRUE(grownKb < 256 * 1024 || !kResidentSizeMeaningful) << grownKb << " KiB of peak memory grew while refusing";
 }
 
@@ -639,7 +624,7 @@ TEST(MemorySnapshot, GzipBombIsRefusedWhileReading) {
   const std::string zeros(size_t{1} << 20, '\0');
   for (int i = 0; i < 300; ++i) ASSERT_EQ(gzwrite(gz, zeros.data(), static_cast<unsigned>(zeros.size())), 1 << 20);
   ASSERT_EQ(gzclose(gz), Z_OK);
-  const long rssBefore = maxRssKb();
+  const long rssBefore = peakResidentKb();
   try {
     (void)loadMemorySnapshot(path);
     ADD_FAILURE() << "accepted";
@@ -648,6 +633,6 @@ TEST(MemorySnapshot, GzipBombIsRefusedWhileReading) {
     EXPECT_EQ(e.where().file, path.string());
     EXPECT_NE(std::string(e.what()).find("gzip bomb"), std::string::npos) << e.what();
   }
-  const long grownKb = maxRssKb() - rssBefore;
+  const long grownKb = peakResidentKb() - rssBefore;
   EXPECT_TRUE(grownKb < 320 * 1024 || !kResidentSizeMeaningful) << grownKb << " KiB of peak memory grew while refusing";
 }

@@ -3,7 +3,6 @@
 #include "io/pt2.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <zip.h>
 
 #include <atomic>
@@ -17,6 +16,7 @@
 
 #include "io/pt2_sympy.h"
 #include "ir/sym_expr.h"
+#include "resident_size.h"
 
 using namespace lathe;
 using namespace lathe::io;
@@ -776,24 +776,9 @@ std::string refusal(const std::string& zip, const Pt2Limits& limits = {}) {
   return {};
 }
 
-// AddressSanitizer's quarantine and shadow memory make resident size say nothing about the loader.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kResidentSizeMeaningful = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kResidentSizeMeaningful = false;
-#else
-constexpr bool kResidentSizeMeaningful = true;
-#endif
-#else
-constexpr bool kResidentSizeMeaningful = true;
-#endif
+using lathe::testing::kResidentSizeMeaningful;
+using lathe::testing::peakResidentKb;
 
-long peakResidentKb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
 
 TEST(Pt2, DeflateBombIsRefusedBeforeInflating) {
   std::string zip = tinyArchive(std::string(std::size_t{64} << 20, '0'), true);

@@ -3,7 +3,6 @@
 #include "io/trace_log.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +19,7 @@
 #include "temp_dir.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
+#include "resident_size.h"
 
 namespace fs = std::filesystem;
 using namespace lathe;
@@ -156,18 +156,8 @@ std::string describe(const Diagnostics& d) {
   return out.substr(0, 4000);
 }
 
-// AddressSanitizer's quarantine and shadow memory make resident size say nothing about the loader.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kResidentSizeMeaningful = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kResidentSizeMeaningful = false;
-#else
-constexpr bool kResidentSizeMeaningful = true;
-#endif
-#else
-constexpr bool kResidentSizeMeaningful = true;
-#endif
+using lathe::testing::kResidentSizeMeaningful;
+using lathe::testing::peakResidentKb;
 
 const char* kHeaderPrefix = "V1129 16:08:01.371000 3231 torch/_dynamo/utils.py:1796] ";
 std::string record(const std::string& json) {
@@ -726,9 +716,7 @@ TEST(TraceLogRecords, HundredMegabyteLinesAreCutAndMemoryStaysBounded) {
       out << "\n" << record(R"({"str": ["/b.py", 1]})");
     }
     const TraceLog log = loadTraceLog(path);
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    const long peakMb = usage.ru_maxrss / 1024;
+    const long peakMb = peakResidentKb() / 1024;
     std::vector<std::string> seen;
     for (const auto& d : log.diagnostics.items()) seen.push_back(d.code + "@" + std::to_string(d.where.line));
     const bool ok =
