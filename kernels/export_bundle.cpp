@@ -115,8 +115,7 @@ void checkReplaceable(const fs::path& dir) {
     try {
       const json j = parseJsonBounded(readFile(manifest, kMaxManifestBytes), manifest.string());
       if (j.is_object() && j.contains("format") && j["format"] == kKernelsFormat) return;
-    } catch (const Error&) {
-    } catch (const json::exception&) {
+    } catch (const std::exception&) {  // lathe::Error (bounds) or json::exception (not JSON)
     }
   }
   throw Error(ErrorCode::Usage,

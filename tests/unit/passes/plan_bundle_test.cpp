@@ -270,7 +270,7 @@ TEST(PlanBundle, NestingAndSizeAreBoundedWhileParsing) {
   ASSERT_NE(at, std::string::npos);
   deep.insert(at, "\"deep\": " + std::string(depth, '[') + std::string(depth, ']') + ", ");
   expectBadInput(deep, "nested deeper than", "100k-deep list");
-  expectBadInput(std::string(depth, '{'), "damaged.plan.json", "100k unclosed objects");
+  expectBadInput(std::string(depth, '['), "nested deeper than", "100k unclosed lists");
 }
 
 TEST(PlanBundle, BindsToItsGraphAndRefusesAnother) {
