@@ -1,5 +1,7 @@
 # Thin wrapper over CMake presets. `make run` and `make test` are the only set-up commands.
-.PHONY: run test build setup setup-python bench clean
+.PHONY: all run test build setup setup-python bench clean
+
+all: build
 
 JOBS ?= $(shell nproc)
 EXAMPLE := resources/examples/llama3_8b_2l_tiny_train.log.gz
@@ -10,9 +12,12 @@ setup:
 setup-python: setup
 	@scripts/setup.sh --python
 
-build: setup
+# The build also installs the Python runtime (`import lathe`) into .venv, editable, with the native
+# module the build writes into runtime/python/lathe/.
+build: setup-python
 	cmake --preset default
 	cmake --build --preset default -j $(JOBS)
+	.venv/bin/pip install -q --no-deps --no-build-isolation -e runtime/python
 
 STUDIO := build/default/app/studio/lathe-studio
 SCREENSHOT := build/lathe-studio-example.png
@@ -27,7 +32,7 @@ run: build
 	  echo "no display: rendered lathe-studio on $(EXAMPLE) to $(SCREENSHOT)"; \
 	fi
 
-test: build setup-python
+test: build
 	ctest --preset default
 	cmake --preset asan
 	cmake --build --preset asan -j $(JOBS)

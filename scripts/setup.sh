@@ -14,7 +14,7 @@ packages=(
   libgtest-dev libgmock-dev librapidcheck-dev
   libboost-graph-dev
   qt6-base-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libgl-dev libgraphviz-dev libqcustomplot-dev libqcustomplot2.1-qt6 qt6-svg-dev fonts-dejavu-core fonts-wqy-microhei
-  python3 python3-venv
+  python3 python3-venv python3-dev
   strace
 )
 

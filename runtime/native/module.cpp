@@ -1,0 +1,163 @@
+// lathe._native: the planner inside the training process. The Python runtime hands it the joint
+// graph AOTAutograd gives the partitioner, printed as FX readable text (the form TORCH_TRACE logs
+// carry, so the graph is read by the same loader as a capture), and gets back the saved set by node
+// name with the plan bundle. Planning releases the GIL.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/hw_profile.h"
+#include "io/fx_text.h"
+#include "ir/op_info.h"
+#include "passes/pipeline.h"
+#include "passes/plan_builder.h"
+#include "passes/plan_target.h"
+#include "plan/plan_bind.h"
+#include "plan/plan_bundle.h"
+#include "util/diagnostics.h"
+
+namespace nb = nanobind;
+using namespace lathe;
+
+namespace {
+
+// What one planning call returns to Python.
+struct JointPlan {
+  std::vector<std::string> saved;       // forward values the backward reads, program order
+  std::vector<std::string> recomputed;  // forward nodes the backward computes again
+  std::string policy;
+  std::string fingerprint;
+  std::string bundleJson;  // lathe.plan/1
+  uint64_t peakBytes = 0;
+  double stepSeconds = 0;
+  bool budgetMet = true;              // false: no plan found fits the memory asked for
+  std::vector<std::string> warnings;  // lines the loader skipped; passes' "!" diff lines
+};
+
+std::shared_ptr<ir::Graph> parseGraph(const std::string& fxText, const std::string& graphId, Diagnostics& diagnostics) {
+  io::FxParseOptions options;
+  options.file = graphId;
+  std::shared_ptr<ir::Graph> graph = io::parseFxText(fxText, options, diagnostics);
+  if (!graph) throw Error(ErrorCode::BadInput, graphId + ": the graph text holds no readable `def forward`");
+  return graph;
+}
+
+std::vector<std::string> namesOf(const ir::Graph& graph, const std::vector<ir::NodeId>& ids) {
+  std::vector<std::string> names;
+  names.reserve(ids.size());
+  for (ir::NodeId id : ids) names.emplace_back(graph.name(id));
+  return names;
+}
+
+std::vector<std::string> warningsOf(const Diagnostics& diagnostics) {
+  std::vector<std::string> lines;
+  for (const Diagnostic& d : diagnostics.items()) {
+    if (d.severity != Severity::Note) lines.push_back(d.where.str() + ": " + d.message);
+  }
+  return lines;
+}
+
+JointPlan fromBundle(const plan::PlanBundle& bundle, const ir::Graph& graph, const plan::PlanState& state,
+                     Diagnostics& diagnostics) {
+  if (!state.recompute) {
+    throw Error(ErrorCode::Usage, bundle.graphId + ": the plan makes no recompute decision (pipeline '" +
+                                      bundle.pipeline + "'), so it names no saved set for the backward");
+  }
+  JointPlan out;
+  out.saved = namesOf(graph, state.recompute->saved);
+  out.recomputed = namesOf(graph, state.recompute->recomputed);
+  out.policy = state.recompute->policy;
+  out.fingerprint = bundle.fingerprint;
+  out.bundleJson = plan::planToJson(bundle);
+  out.peakBytes = bundle.timeline.peakBytes;
+  out.stepSeconds = bundle.estimates.empty() ? 0.0 : bundle.estimates.front().second;
+  out.warnings = warningsOf(diagnostics);
+  return out;
+}
+
+// Plans a joint graph with a pipeline on a hardware profile.
+JointPlan planJoint(const std::string& fxText, const std::string& graphId, const std::string& pipeline,
+                    const std::string& hardware, bool inductorJointPasses) {
+  Diagnostics diagnostics;
+  std::shared_ptr<ir::Graph> graph = parseGraph(fxText, graphId, diagnostics);
+  const passes::PlanTarget target(graph, graphId, hw::resolveHwProfile(hardware), inductorJointPasses);
+  if (!target.joint().joint) {
+    throw Error(ErrorCode::BadInput, graphId + ": not a joint forward/backward graph (no tangents)");
+  }
+  const passes::PassContext context = target.context();
+  const passes::PipelineRun run = passes::runPipeline(context, passes::parsePipeline(pipeline));
+  const plan::PlanBundle bundle = passes::buildPlanBundle(context, run, "<runtime>", graphId);
+  JointPlan out = fromBundle(bundle, *graph, bundle.state, diagnostics);
+  for (const passes::PipelineRecord& record : run.history) {
+    for (const passes::PassStat& stat : record.result.stats) {
+      if (stat.name == "budget_met") out.budgetMet = stat.value != 0;
+    }
+    for (const std::string& line : record.result.diff) {
+      if (line.starts_with("!")) out.warnings.push_back(line);
+    }
+  }
+  return out;
+}
+
+// Applies a plan bundle made for this graph: the fingerprint and every name must match.
+JointPlan bindPlan(const std::string& fxText, const std::string& graphId, const std::string& planPath) {
+  Diagnostics diagnostics;
+  std::shared_ptr<ir::Graph> graph = parseGraph(fxText, graphId, diagnostics);
+  const plan::PlanBundle bundle = plan::readPlan(planPath);
+  const plan::BoundPlan bound = plan::bind(bundle, *graph, planPath);
+  return fromBundle(bundle, *graph, bound.state, diagnostics);
+}
+
+std::string fingerprintOf(const std::string& fxText) {
+  Diagnostics diagnostics;
+  return plan::graphFingerprint(*parseGraph(fxText, "<graph>", diagnostics));
+}
+
+void setOpFlags(const std::string& target, bool computeSensitive, bool subgraphBoundary, bool fusible) {
+  ir::OpFlags flags;
+  flags.computeSensitive = computeSensitive;
+  flags.subgraphBoundary = subgraphBoundary;
+  flags.fusible = fusible;
+  ir::OpRegistry::global().setFlags(target, flags);
+}
+
+}  // namespace
+
+NB_MODULE(_native, m) {
+  m.doc() = "Lathe's planner (core + passes), in process";
+  nb::exception<Error>(m, "LatheError", PyExc_ValueError);
+  // Plans held by Python objects alive at interpreter exit are not leaks worth a report.
+  nb::set_leak_warnings(false);
+
+  nb::class_<JointPlan>(m, "JointPlan")
+      .def_ro("saved", &JointPlan::saved)
+      .def_ro("recomputed", &JointPlan::recomputed)
+      .def_ro("policy", &JointPlan::policy)
+      .def_ro("fingerprint", &JointPlan::fingerprint)
+      .def_ro("bundle_json", &JointPlan::bundleJson)
+      .def_ro("peak_bytes", &JointPlan::peakBytes)
+      .def_ro("step_seconds", &JointPlan::stepSeconds)
+      .def_ro("budget_met", &JointPlan::budgetMet)
+      .def_ro("warnings", &JointPlan::warnings);
+
+  m.def("plan_joint", &planJoint, nb::arg("fx_text"), nb::arg("graph_id"), nb::arg("pipeline"), nb::arg("hardware"),
+        nb::arg("inductor_joint_passes") = true, nb::call_guard<nb::gil_scoped_release>(),
+        "Plans a joint graph (FX readable text) with a pipeline on a hardware profile.");
+  m.def("bind_plan", &bindPlan, nb::arg("fx_text"), nb::arg("graph_id"), nb::arg("plan_path"),
+        nb::call_guard<nb::gil_scoped_release>(),
+        "Applies a plan bundle to the graph it was made for; refuses another graph's plan.");
+  m.def("fingerprint", &fingerprintOf, nb::arg("fx_text"), "The fingerprint plan bundles record for a graph.");
+  m.def("set_op_flags", &setOpFlags, nb::arg("target"), nb::arg("compute_sensitive") = false,
+        nb::arg("subgraph_boundary") = false, nb::arg("fusible") = false,
+        "Sets an op's planner flags, as `lathe plan --op-flag` does.");
+  m.def("hardware_profiles", &hw::builtInHwIds, "Ids of the built-in hardware profiles.");
+  m.def("hardware_memory", [](const std::string& id) { return hw::resolveHwProfile(id).hbmCapacity; }, nb::arg("hardware"),
+        "Device memory of a hardware profile, in bytes.");
+  m.attr("default_hardware") = std::string(passes::kDefaultHardware);
+}

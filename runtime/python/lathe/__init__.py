@@ -1,0 +1,85 @@
+"""Lathe's runtime: torch.compile under Lathe's plans.
+
+    @lathe.compile(memory="6GiB")           # a module class: every instance is compiled
+    class Block(torch.nn.Module): ...
+
+    model = lathe.compile(model, policy="heuristic")   # an instance, in place
+    step = lathe.compile(step_fn)                      # a function or a method
+    torch.compile(model, backend="lathe")              # the registered backend
+
+The joint forward/backward graph AOTAutograd traces is planned in process by Lathe's planner
+(lathe._native: core + passes); the saved set it returns decides what the forward keeps for the
+backward, and Inductor compiles both halves.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional
+
+import torch
+
+from ._errors import LatheError
+from ._options import POLICIES, CompileOptions, Memory, make_options, parse_bytes
+from ._planner import GraphPlan, resolve_hardware
+from ._backend import LatheBackend, lathe_backend
+from ._custom_ops import register_custom_op
+
+__all__ = ["compile", "register_custom_op", "plans", "LatheError", "LatheBackend", "GraphPlan", "POLICIES",
+           "parse_bytes", "resolve_hardware"]
+
+_BACKEND_ATTR = "_lathe_backend"
+
+
+def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = None, hw: Optional[str] = None,
+            plan: Optional[str] = None, trace_dir: Optional[str] = None, dynamic: Optional[bool] = None,
+            **options: Any) -> Any:
+    """Compiles a module class (every instance), a module instance (in place), a method or a function.
+
+    memory: the planned step's peak budget: bytes, a size ("6GiB") or a fraction of the device.
+    policy: torch | heuristic | budget | file. hw: a hardware profile id, a profile file, or "auto".
+    plan: a plan bundle to apply (from `lathe plan`, the studio or a run folder).
+    trace_dir: a run folder for TORCH_TRACE logs and plan bundles. Unset options come from LATHE_*.
+    """
+    if obj is None:
+        return functools.partial(compile, memory=memory, policy=policy, hw=hw, plan=plan, trace_dir=trace_dir,
+                                 dynamic=dynamic, **options)
+    settings = make_options(memory=memory, policy=policy, hw=hw, plan=plan, trace_dir=trace_dir, dynamic=dynamic,
+                            **options)
+    if isinstance(obj, type):
+        if not issubclass(obj, torch.nn.Module):
+            raise LatheError(f"lathe.compile: {obj.__name__} is a class but not a torch.nn.Module")
+        original_init = obj.__init__
+
+        @functools.wraps(original_init)
+        def __init__(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
+            original_init(self, *args, **kwargs)
+            if type(self) is obj or not hasattr(self, _BACKEND_ATTR):  # a subclass's own decoration wins
+                _compile_module(self, settings)
+
+        obj.__init__ = __init__
+        return obj
+    if isinstance(obj, torch.nn.Module):
+        return _compile_module(obj, settings)
+    if callable(obj):
+        backend = LatheBackend(settings)
+        compiled = torch.compile(obj, backend=backend, dynamic=settings.dynamic)
+        setattr(compiled, _BACKEND_ATTR, backend)
+        return compiled
+    raise LatheError(f"lathe.compile: cannot compile a {type(obj).__name__} (a module class, a module, "
+                     "a method or a function)")
+
+
+def _compile_module(module: torch.nn.Module, settings: CompileOptions) -> torch.nn.Module:
+    backend = LatheBackend(settings)
+    object.__setattr__(module, _BACKEND_ATTR, backend)  # not a submodule, not in state_dict
+    module.compile(backend=backend, dynamic=settings.dynamic)
+    return module
+
+
+def plans(compiled: Any) -> list[GraphPlan]:
+    """Every joint graph Lathe planned for a compiled module or function, in compile order."""
+    backend = getattr(compiled, _BACKEND_ATTR, None)
+    if backend is None:
+        raise LatheError("lathe.plans: not compiled by lathe.compile")
+    return list(backend.plans)

@@ -1,0 +1,115 @@
+"""The options of `lathe.compile`, from arguments and `LATHE_*` environment variables.
+
+Arguments given in code win; an option the code leaves unset is read from the environment
+(`LATHE_MEMORY`, `LATHE_POLICY`, `LATHE_HW`, `LATHE_PLAN`, `LATHE_TRACE_DIR`, `LATHE_DYNAMIC`),
+so a decorated model can be steered without editing it. Every value is checked when the options
+are made, before anything is compiled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from typing import Any, Optional, Union
+
+from ._errors import LatheError
+
+POLICIES = ("torch", "heuristic", "budget", "file")
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
+    "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
+}
+
+Memory = Union[int, float, str, None]
+
+
+def parse_bytes(text: str) -> int:
+    """'6GiB', '512 MiB', '1.5GB', '4096' -> bytes."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", text)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise LatheError(f"memory: cannot read {text!r} as a size (e.g. 6GiB, 512MiB, 1.5GB, or bytes)")
+    value = float(match.group(1)) * _UNITS[match.group(2).lower()]
+    if value < 1:
+        raise LatheError(f"memory: {text!r} is less than one byte")
+    return int(value)
+
+
+def _memory_from_text(text: str) -> Memory:
+    try:
+        fraction = float(text)
+    except ValueError:
+        return text
+    return fraction if 0 < fraction <= 1 and "." in text else text
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileOptions:
+    memory: Memory = None
+    policy: str = "budget"
+    hw: str = "auto"
+    plan: Optional[str] = None
+    trace_dir: Optional[str] = None
+    dynamic: Optional[bool] = None
+    # Pass options beyond the named ones, e.g. pipeline="split,fusion,recompute(policy=torch)".
+    extra: tuple = ()
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise LatheError(f"policy: unknown policy {self.policy!r} (one of {', '.join(POLICIES)})")
+        if self.policy == "file" and not self.plan:
+            raise LatheError("policy='file' needs plan=PATH (a plan bundle from `lathe plan` or the studio)")
+        if self.plan and self.policy not in ("file", "budget"):
+            raise LatheError(f"plan={self.plan!r} applies a plan bundle; it cannot be combined with policy={self.policy!r}")
+        if self.plan and not os.path.isfile(self.plan):
+            raise LatheError(f"plan: {self.plan}: no such file")
+        memory = self.memory
+        if isinstance(memory, bool) or not (memory is None or isinstance(memory, (int, float, str))):
+            raise LatheError(f"memory: expected bytes, a size string or a fraction of the device, got {memory!r}")
+        if isinstance(memory, str):
+            parse_bytes(memory)
+        elif isinstance(memory, float) and not 0 < memory <= 1:
+            raise LatheError(f"memory: a fraction of the device is in (0, 1], got {memory}")
+        elif isinstance(memory, int) and memory <= 0:
+            raise LatheError(f"memory: {memory} bytes is not a budget")
+        for key, _ in self.extra:
+            if key != "pipeline":
+                raise LatheError(f"unknown option {key!r} (memory, policy, hw, plan, trace_dir, dynamic, pipeline)")
+
+    @property
+    def effective_policy(self) -> str:
+        return "file" if self.plan else self.policy
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return dict(self.extra).get(key, default)
+
+
+def _env(name: str) -> Optional[str]:
+    value = os.environ.get(name)
+    return value if value not in (None, "") else None
+
+
+def make_options(memory: Memory = None, policy: Optional[str] = None, hw: Optional[str] = None,
+                 plan: Optional[str] = None, trace_dir: Optional[str] = None, dynamic: Optional[bool] = None,
+                 **extra: Any) -> CompileOptions:
+    """The arguments given, with `LATHE_*` for those left unset."""
+    if memory is None and _env("LATHE_MEMORY"):
+        memory = _memory_from_text(_env("LATHE_MEMORY"))
+    if dynamic is None and _env("LATHE_DYNAMIC"):
+        text = _env("LATHE_DYNAMIC").lower()
+        if text not in ("0", "1", "true", "false"):
+            raise LatheError(f"LATHE_DYNAMIC: expected 0, 1, true or false, got {text!r}")
+        dynamic = text in ("1", "true")
+    if _env("LATHE_PIPELINE") and "pipeline" not in extra:
+        extra["pipeline"] = _env("LATHE_PIPELINE")
+    return CompileOptions(
+        memory=memory,
+        policy=policy or _env("LATHE_POLICY") or "budget",
+        hw=hw or _env("LATHE_HW") or "auto",
+        plan=plan or _env("LATHE_PLAN"),
+        trace_dir=trace_dir or _env("LATHE_TRACE_DIR"),
+        dynamic=dynamic,
+        extra=tuple(sorted(extra.items())),
+    )

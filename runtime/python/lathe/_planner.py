@@ -1,0 +1,107 @@
+"""The bridge to Lathe's planner (the native module): hardware, budgets and pipelines in, saved sets out."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Optional
+
+import torch
+
+from ._errors import LatheError
+from ._options import CompileOptions, parse_bytes
+
+try:
+    from . import _native
+except ImportError as error:  # pragma: no cover - a build problem, reported as such
+    raise ImportError(
+        "lathe: the native planner module (lathe._native) is missing or does not load: "
+        f"{error}. Build it with `make` (it is written into runtime/python/lathe/)."
+    ) from error
+
+log = logging.getLogger("lathe")
+
+# Device names as torch reports them -> Lathe's hardware profiles.
+_DEVICE_PROFILES = (("H200", "h200"), ("H100", "h100"), ("5090", "rtx5090"), ("A100", "a100"), ("L40S", "l40s"))
+
+
+def resolve_hardware(hw: str) -> str:
+    """'auto' -> the profile of the current CUDA device (the default profile without one)."""
+    if hw != "auto":
+        if hw not in _native.hardware_profiles():
+            _native.hardware_memory(hw)  # a profile file path; raises LatheError when it is neither
+        return hw
+    if torch.cuda.is_available():
+        name = torch.cuda.get_device_name()
+        for needle, profile in _DEVICE_PROFILES:
+            if needle in name:
+                return profile
+        raise LatheError(f"hw='auto': no Lathe hardware profile for {name!r}; name one "
+                         f"({', '.join(_native.hardware_profiles())}) or a profile file")
+    return _native.default_hardware
+
+
+def device_memory(hardware: str) -> int:
+    """The memory a fraction or a missing budget refers to: the CUDA device's, else the profile's."""
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    return _native.hardware_memory(hardware)
+
+
+def budget_bytes(options: CompileOptions, hardware: str) -> int:
+    memory = options.memory
+    if memory is None:
+        return device_memory(hardware)
+    if isinstance(memory, str):
+        return parse_bytes(memory)
+    if isinstance(memory, float):
+        return int(memory * device_memory(hardware))
+    return int(memory)
+
+
+def pipeline_for(options: CompileOptions, hardware: str) -> str:
+    custom = options.option("pipeline")
+    if custom:
+        return custom
+    policy = options.effective_policy
+    if policy == "budget":
+        recompute = f"recompute(policy=budget,memory={budget_bytes(options, hardware)})"
+    else:
+        recompute = f"recompute(policy={policy})"
+    return f"split,fusion,{recompute}"
+
+
+@dataclasses.dataclass
+class GraphPlan:
+    graph_id: str
+    hardware: str
+    pipeline: str
+    plan: "_native.JointPlan"
+    torch_saved: list = dataclasses.field(default_factory=list)  # tensors handed to torch's extraction
+    saved_through_getitems: list = dataclasses.field(default_factory=list)  # tuple-valued planner names
+    forward_saved: Optional[list] = None  # tensors the compiled forward returns for the backward
+
+
+def plan_joint(fx_text: str, graph_id: str, options: CompileOptions) -> GraphPlan:
+    """Plans one joint graph; raises LatheError when the plan cannot be applied as asked."""
+    hardware = resolve_hardware(options.hw)
+    if options.plan:
+        plan = _native.bind_plan(fx_text, graph_id, options.plan)
+        return GraphPlan(graph_id, hardware, "(plan file)", plan)
+    pipeline = pipeline_for(options, hardware)
+    plan = _native.plan_joint(fx_text, graph_id, pipeline, hardware)
+    if not plan.budget_met:
+        reason = next((line for line in plan.warnings if "budget" in line), "")
+        raise LatheError(f"{graph_id}: no plan fits memory={options.memory!r} on {hardware}"
+                         + (f" ({reason.lstrip('! ')})" if reason else ""))
+    for line in plan.warnings:
+        log.warning("lathe: %s: %s", graph_id, line)
+    return GraphPlan(graph_id, hardware, pipeline, plan)
+
+
+def set_op_flags(target: str, *, compute_sensitive: bool, subgraph_boundary: bool) -> None:
+    _native.set_op_flags(target, compute_sensitive=compute_sensitive, subgraph_boundary=subgraph_boundary)
+
+
+def fingerprint(fx_text: str) -> Optional[str]:
+    return _native.fingerprint(fx_text)

@@ -1,0 +1,49 @@
+"""A run folder (`trace_dir` / `LATHE_TRACE_DIR`): the TORCH_TRACE log of every compile and the plan
+bundle of every graph Lathe planned, in one folder the studio opens as one artifact."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+
+from ._planner import GraphPlan
+
+
+def _file_name(graph_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", graph_id).strip("_") or "graph"
+
+
+class RunFolder:
+    def __init__(self, path: str) -> None:
+        self.path = os.path.abspath(path)
+        os.makedirs(os.path.join(self.path, "plans"), exist_ok=True)
+        self._route_torch_trace()
+
+    def _route_torch_trace(self) -> None:
+        # torch writes TORCH_TRACE through one lazily opened handler; when the environment named no
+        # folder, point it at ours before the first compile logs anything.
+        from torch._logging import _internal
+
+        handler = _internal.LOG_TRACE_HANDLER
+        if handler is None or handler.root_dir is not None or handler.stream is not None:
+            return
+        handler.root_dir = self.path
+        if handler not in _internal.trace_log.handlers:
+            handler.setFormatter(_internal.TorchLogsFormatter(trace=True))
+            _internal.trace_log.addHandler(handler)
+        _internal.trace_log.setLevel(logging.DEBUG)
+
+    def write_plan(self, plan: GraphPlan) -> str:
+        """Writes the graph's plan bundle atomically; returns its path."""
+        target = os.path.join(self.path, "plans", _file_name(plan.graph_id) + ".plan.json")
+        fd, temp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(plan.plan.bundle_json)
+            os.replace(temp, target)
+        except BaseException:
+            os.unlink(temp)
+            raise
+        return target
