@@ -46,6 +46,7 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
                                  dynamic=dynamic, **options)
     settings = make_options(memory=memory, policy=policy, hw=hw, plan=plan, trace_dir=trace_dir, dynamic=dynamic,
                             **options)
+    resolve_hardware(settings.hw)  # an unknown profile is refused here, not at the first step
     if isinstance(obj, type):
         if not issubclass(obj, torch.nn.Module):
             raise LatheError(f"lathe.compile: {obj.__name__} is a class but not a torch.nn.Module")

@@ -43,6 +43,7 @@ class LatheBackend:
         return compile_fx(gm, example_inputs, config_patches={"custom_partitioner_fn": partitioner})
 
 
-def lathe_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **options: Any) -> Callable[..., Any]:
+def lathe_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], options: Optional[dict] = None,
+                  **kwargs: Any) -> Callable[..., Any]:
     """`torch.compile(model, backend="lathe", options={...})`: options as lathe.compile takes them."""
-    return LatheBackend(make_options(**options))(gm, example_inputs)
+    return LatheBackend(make_options(**{**(options or {}), **kwargs}))(gm, example_inputs)

@@ -84,6 +84,10 @@ def saved_nodes(joint_graph: fx.Graph, names: Sequence[str], graph_id: str) -> t
     return saved, through_getitems
 
 
+class _PartitionerKey(str):
+    """What a LathePartitioner pickles as (a cache key, not a partitioner)."""
+
+
 class LathePartitioner(CustomPartitionerFn):
     """One per compiled graph family; `on_plan` sees each joint graph's plan (run folders, tests)."""
 
@@ -116,6 +120,10 @@ class LathePartitioner(CustomPartitionerFn):
             self.plans[-1].forward_saved = [n.name for n in outputs[kwargs["num_fwd_outputs"]:]
                                             if isinstance(n, fx.Node) and not _is_sym(n)]
         return forward, backward
+
+    def __reduce__(self):
+        # Inductor pickles its config into cache keys: the partitioner pickles as its uuid.
+        return (_PartitionerKey, (self.uuid(),))
 
     def __deepcopy__(self, memo: dict) -> "LathePartitioner":
         # Inductor copies its config; this object is the compile's one planner and stays one.

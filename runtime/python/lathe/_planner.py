@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from typing import Optional
 
 import torch
@@ -77,6 +78,7 @@ class GraphPlan:
     hardware: str
     pipeline: str
     plan: "_native.JointPlan"
+    seconds: float = 0.0  # wall time of planning (parse, pipeline, bundle)
     torch_saved: list = dataclasses.field(default_factory=list)  # tensors handed to torch's extraction
     saved_through_getitems: list = dataclasses.field(default_factory=list)  # tuple-valued planner names
     forward_saved: Optional[list] = None  # tensors the compiled forward returns for the backward
@@ -85,18 +87,20 @@ class GraphPlan:
 def plan_joint(fx_text: str, graph_id: str, options: CompileOptions) -> GraphPlan:
     """Plans one joint graph; raises LatheError when the plan cannot be applied as asked."""
     hardware = resolve_hardware(options.hw)
+    start = time.perf_counter()
     if options.plan:
         plan = _native.bind_plan(fx_text, graph_id, options.plan)
-        return GraphPlan(graph_id, hardware, "(plan file)", plan)
+        return GraphPlan(graph_id, hardware, "(plan file)", plan, time.perf_counter() - start)
     pipeline = pipeline_for(options, hardware)
     plan = _native.plan_joint(fx_text, graph_id, pipeline, hardware)
+    seconds = time.perf_counter() - start
     if not plan.budget_met:
         reason = next((line for line in plan.warnings if "budget" in line), "")
         raise LatheError(f"{graph_id}: no plan fits memory={options.memory!r} on {hardware}"
                          + (f" ({reason.lstrip('! ')})" if reason else ""))
     for line in plan.warnings:
         log.warning("lathe: %s: %s", graph_id, line)
-    return GraphPlan(graph_id, hardware, pipeline, plan)
+    return GraphPlan(graph_id, hardware, pipeline, plan, seconds)
 
 
 def set_op_flags(target: str, *, compute_sensitive: bool, subgraph_boundary: bool) -> None:

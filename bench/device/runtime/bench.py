@@ -1,0 +1,200 @@
+"""Four Llama-3-8B-dims decoder layers, B=2, T=4096, bf16, forward + loss + backward (the shape of
+../shared/anchors/README.md §2): measured peak and step time of eager, torch.compile under
+activation_memory_budget, and lathe.compile under its policies, in one run, with the planner's
+predicted peak and step beside each lathe point and every variant's gradients against eager's.
+
+Peak = max_memory_allocated over one step minus memory_allocated before it (grads None), as the
+anchors measure it; step = median of --steps steps timed with CUDA events after 3 warm-ups.
+Prints one table; writes every row to $OUT/runtime.jsonl as it is measured.
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import time
+import traceback
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import lathe
+
+GiB = 2**30
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x):
+        h = x.float()
+        return (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype) * self.weight
+
+
+def rope(x, cos, sin):
+    half = x.shape[-1] // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + rotated * sin
+
+
+class Layer(nn.Module):
+    def __init__(self, hidden=4096, heads=32, kv_heads=8, ffn=14336):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, hidden // heads
+        self.norm1, self.norm2 = RMSNorm(hidden), RMSNorm(hidden)
+        self.q = nn.Linear(hidden, hidden, bias=False)
+        self.k = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.v = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.o = nn.Linear(hidden, hidden, bias=False)
+        self.gate = nn.Linear(hidden, ffn, bias=False)
+        self.up = nn.Linear(hidden, ffn, bias=False)
+        self.down = nn.Linear(ffn, hidden, bias=False)
+
+    def forward(self, x, cos, sin):
+        b, t, d = x.shape
+        h = self.norm1(x)
+        q = self.q(h).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k(h).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v(h).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        q, k = rope(q, cos, sin), rope(k, cos, sin)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        x = x + self.o(a.transpose(1, 2).reshape(b, t, d))
+        h = self.norm2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class Stack(nn.Module):
+    def __init__(self, layers=4, seq=4096, head_dim=128, theta=5e5):
+        super().__init__()
+        self.layers = nn.ModuleList(Layer() for _ in range(layers))
+        inv = 1.0 / theta ** (torch.arange(0, head_dim, 2).float() / head_dim)
+        angles = torch.outer(torch.arange(seq).float(), inv)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", angles.cos()[None, None], persistent=False)
+        self.register_buffer("sin", angles.sin()[None, None], persistent=False)
+
+    def forward(self, x):
+        cos, sin = self.cos.to(x.dtype), self.sin.to(x.dtype)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return x
+
+
+def step(fn, model, x):
+    model.zero_grad(set_to_none=True)
+    x.grad = None
+    loss = fn(x).float().pow(2).mean()
+    loss.backward()
+    return loss
+
+
+def measure(fn, model, x, steps):
+    for _ in range(3):
+        step(fn, model, x)
+    torch.cuda.synchronize()
+    model.zero_grad(set_to_none=True)
+    x.grad = None
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    loss = step(fn, model, x)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - before
+    times = []
+    for _ in range(steps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        step(fn, model, x)
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return before, peak, statistics.median(times), loss.item()
+
+
+def grad_error(model, x, reference):
+    worst = 0.0
+    for (name, p), ref in zip(list(model.named_parameters()) + [("x", x)], reference):
+        g = (x.grad if name == "x" else p.grad).float()
+        worst = max(worst, ((g - ref).norm() / ref.norm().clamp_min(1e-30)).item())
+    return worst
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--torch-budgets", default="1.0,0.5")
+    parser.add_argument("--lathe", default="heuristic,budget:7GiB,budget:6GiB,budget:5GiB,budget:4.5GiB")
+    args = parser.parse_args()
+    out_dir = os.environ.get("OUT", "/tmp")
+    rows_path = os.path.join(out_dir, "runtime.jsonl")
+
+    torch.manual_seed(0)
+    model = Stack().cuda().to(torch.bfloat16)
+    x = torch.randn(2, 4096, 4096, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    rows = []
+
+    def record(row):
+        rows.append(row)
+        with open(rows_path, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps(row), flush=True)
+
+    step(model, model, x)
+    reference = [p.grad.float().clone() for p in model.parameters()] + [x.grad.float().clone()]
+
+    def run(name, make):
+        torch._dynamo.reset()
+        torch.cuda.empty_cache()
+        try:
+            t0 = time.time()
+            fn = make()
+            step(fn, model, x)  # compiles
+            compile_s = time.time() - t0
+            before, peak, ms, loss = measure(fn, model, x, args.steps)
+            row = {"variant": name, "before_gib": before / GiB, "peak_gib": peak / GiB, "step_ms": ms,
+                   "loss": loss, "grad_rel_err": grad_error(model, x, reference), "compile_s": compile_s}
+            plans = getattr(fn, "_lathe_backend", None)
+            if plans is not None:
+                plans = plans.plans
+                row["planned_graphs"] = len(plans)
+                row["predicted_peak_gib"] = sum(p.plan.peak_bytes for p in plans) / GiB
+                row["predicted_step_ms"] = sum(p.plan.step_seconds for p in plans) * 1e3
+                row["planning_s"] = sum(p.seconds for p in plans)
+                row["saved"] = sum(len(p.plan.saved) for p in plans)
+            record(row)
+        except Exception as error:  # one failing variant must not hide the others
+            traceback.print_exc()
+            record({"variant": name, "error": f"{type(error).__name__}: {str(error)[:300]}"})
+
+    run("eager", lambda: model)
+    for budget in [float(b) for b in args.torch_budgets.split(",") if b]:
+        def make(budget=budget):
+            compiled = torch.compile(model)
+            def fn(inp):
+                with torch._functorch.config.patch(activation_memory_budget=budget):
+                    return compiled(inp)
+            return fn
+        run(f"torch.compile budget={budget}", make)
+    for spec in [s for s in args.lathe.split(",") if s]:
+        policy, _, memory = spec.partition(":")
+        run(f"lathe {spec}", lambda policy=policy, memory=memory: lathe.compile(
+            lambda inp: model(inp), policy=policy, memory=memory or None))
+
+    print()
+    print(f"{'variant':34} {'peak GiB':>9} {'step ms':>8} {'pred GiB':>9} {'pred ms':>8} {'grad err':>9} {'compile s':>9}")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['variant']:34} {r['error'][:90]}")
+            continue
+        pred_peak = f"{r['predicted_peak_gib'] - r['before_gib']:.3f}" if "predicted_peak_gib" in r else "-"
+        pred_ms = f"{r['predicted_step_ms']:.1f}" if "predicted_step_ms" in r else "-"
+        print(f"{r['variant']:34} {r['peak_gib']:9.3f} {r['step_ms']:8.1f} {pred_peak:>9} {pred_ms:>8} "
+              f"{r['grad_rel_err']:9.2e} {r['compile_s']:9.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""lathe.compile's forms, options, plan files, run folders and custom-op flags, on a small block."""
+
+import glob
+import json
+import os
+
+import pytest
+import torch
+
+import lathe
+
+
+class Block(torch.nn.Module):
+    def __init__(self, dim=32):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(dim)
+        self.up = torch.nn.Linear(dim, 4 * dim)
+        self.down = torch.nn.Linear(4 * dim, dim)
+
+    def forward(self, x):
+        return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
+
+
+def run_step(module, seed=0):
+    x = torch.randn(4, 8, 32, generator=torch.Generator().manual_seed(seed))
+    module(x).pow(2).mean().backward()
+
+
+def grads(module):
+    return [p.grad.clone() for p in module.parameters()]
+
+
+def fresh_pair():
+    torch.manual_seed(0)
+    reference = Block()
+    model = Block()
+    model.load_state_dict(reference.state_dict())
+    return reference, model
+
+
+def test_class_decoration_compiles_every_instance_and_keeps_state_dict_keys():
+    @lathe.compile(policy="heuristic")
+    class Decorated(Block):
+        pass
+
+    first, second = Decorated(), Decorated()
+    assert list(first.state_dict()) == list(Block().state_dict())
+    run_step(first)
+    run_step(second)
+    assert lathe.plans(first) and lathe.plans(second)
+
+
+def test_function_and_method_forms_plan_their_graphs():
+    reference, model = fresh_pair()
+    compiled_forward = lathe.compile(model.forward, policy="torch")
+    x = torch.randn(4, 8, 32)
+    compiled_forward(x).pow(2).mean().backward()
+    reference(x).pow(2).mean().backward()
+    for got, want in zip(grads(model), grads(reference)):
+        torch.testing.assert_close(got, want)
+    assert [p.plan.policy for p in lathe.plans(compiled_forward)] == ["torch"]
+
+
+def test_environment_sets_what_the_code_leaves_unset(monkeypatch):
+    monkeypatch.setenv("LATHE_POLICY", "heuristic")
+    monkeypatch.setenv("LATHE_MEMORY", "3GiB")
+    options = lathe._options.make_options()
+    assert (options.policy, options.memory) == ("heuristic", "3GiB")
+    assert lathe._options.make_options(policy="torch").policy == "torch"  # the code's choice wins
+    monkeypatch.setenv("LATHE_MEMORY", "0.5")
+    assert lathe._options.make_options().memory == 0.5
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"policy": "fastest"}, "unknown policy 'fastest'"),
+    ({"memory": "six gigs"}, "cannot read 'six gigs' as a size"),
+    ({"memory": 1.5}, "a fraction of the device is in (0, 1]"),
+    ({"memory": -4}, "is not a budget"),
+    ({"policy": "file"}, "policy='file' needs plan=PATH"),
+    ({"plan": "/nonexistent/plan.json"}, "no such file"),
+    ({"hw": "no-such-gpu"}, "no-such-gpu"),
+    ({"fast_math": True}, "unknown option 'fast_math'"),
+])
+def test_bad_options_are_refused_before_anything_runs(kwargs, message):
+    with pytest.raises(lathe.LatheError, match=None) as error:
+        model = lathe.compile(Block(), **kwargs)
+        run_step(model)
+    assert message in str(error.value)
+
+
+def test_impossible_budget_is_refused_and_nothing_runs_half_planned():
+    model = lathe.compile(Block(), policy="budget", memory="1KiB")
+    with pytest.raises(Exception) as error:
+        run_step(model)
+    assert "no plan fits memory='1KiB'" in str(error.value)
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_run_folder_plans_apply_back_and_another_graphs_plan_is_refused(tmp_path):
+    reference, model = fresh_pair()
+    lathe.compile(model, policy="heuristic", trace_dir=str(tmp_path))
+    run_step(model)
+    written = glob.glob(str(tmp_path / "plans" / "*.plan.json"))
+    assert len(written) == 1
+    bundle = json.load(open(written[0]))
+    assert bundle["recompute"]["saved"] == list(lathe.plans(model)[0].plan.saved)
+    assert glob.glob(str(tmp_path / "**" / "*.log"), recursive=True), "no TORCH_TRACE log in the run folder"
+
+    torch._dynamo.reset()
+    replay = lathe.compile(Block(), plan=written[0])
+    replay.load_state_dict(reference.state_dict())
+    run_step(replay)
+    run_step(reference)
+    for got, want in zip(grads(replay), grads(reference)):
+        torch.testing.assert_close(got, want)
+    [applied] = lathe.plans(replay)
+    assert applied.plan.saved == bundle["recompute"]["saved"] and applied.forward_saved == applied.torch_saved
+
+    class Wider(Block):
+        def __init__(self):
+            super().__init__(dim=48)
+
+    torch._dynamo.reset()
+    other = lathe.compile(Wider(), plan=written[0])
+    with pytest.raises(Exception) as error:
+        other(torch.randn(4, 8, 48)).sum().backward()
+    assert "fingerprint" in str(error.value) and bundle["source"]["fingerprint"] in str(error.value)
+
+
+def _scaled_tanh(x: torch.Tensor) -> torch.Tensor:
+    return torch.tanh(x) * 1.5
+
+
+def _scaled_tanh_backward(ctx, grad):
+    (x,) = ctx.saved_tensors
+    return grad * 1.5 * (1 - torch.tanh(x) ** 2)
+
+
+def _register_scaled_tanh(name, **flags):
+    return lathe.register_custom_op(name, backward=_scaled_tanh_backward,
+                                    setup_context=lambda ctx, inputs, output: ctx.save_for_backward(inputs[0]),
+                                    **flags)(_scaled_tanh)
+
+
+class TanhBlock(Block):
+    op = None
+
+    def forward(self, x):
+        h = type(self).op(self.up(self.norm(x)))
+        return x + self.down(h * h)
+
+
+def _saved_outputs_of(op_name, model):
+    [plan] = lathe.plans(model)
+    return [name for name in plan.plan.saved if name.startswith(op_name)]
+
+
+def test_custom_op_flags_change_the_decision_also_when_registered_after_decoration():
+    reference = TanhBlock()
+    TanhBlock.op = _register_scaled_tanh("lathe_test::plain_tanh")
+    plain = lathe.compile(TanhBlock(), policy="heuristic")
+    plain.load_state_dict(reference.state_dict())
+    run_step(plain)
+    assert _saved_outputs_of("plain_tanh", plain) == []  # an unflagged custom op: the heuristic recomputes it
+
+    torch._dynamo.reset()
+    flagged = lathe.compile(TanhBlock(), policy="heuristic")
+    flagged.load_state_dict(reference.state_dict())
+    # Registered after the model was decorated (MagiCompiler copies its flags at decoration).
+    TanhBlock.op = _register_scaled_tanh("lathe_test::sensitive_tanh", compute_sensitive=True)
+    run_step(flagged)
+    assert _saved_outputs_of("sensitive_tanh", flagged) != []
+    for got, want in zip(grads(flagged), grads(plain)):
+        torch.testing.assert_close(got, want)
+
+
+def test_registered_backend_entry_point():
+    reference, model = fresh_pair()
+    compiled = torch.compile(model, backend="lathe", options={"policy": "torch"})
+    x = torch.randn(4, 8, 32)
+    compiled(x).sum().backward()
+    reference(x).sum().backward()
+    for got, want in zip(grads(model), grads(reference)):
+        torch.testing.assert_close(got, want)
