@@ -3,10 +3,12 @@
 // carry, so the graph is read by the same loader as a capture), and gets back the saved set by node
 // name with the plan bundle. Planning releases the GIL.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,9 +42,17 @@ struct JointPlan {
   std::vector<std::string> warnings;  // lines the loader skipped; passes' "!" diff lines
 };
 
-std::shared_ptr<ir::Graph> parseGraph(const std::string& fxText, const std::string& graphId, Diagnostics& diagnostics) {
+using SymbolHints = std::map<std::string, int64_t, std::less<>>;
+
+// Symbolic sizes (dynamic shapes) are planned at the values the shape environment traced with.
+std::shared_ptr<ir::Graph> parseGraph(const std::string& fxText, const std::string& graphId, Diagnostics& diagnostics,
+                                      const SymbolHints& symbols = {}) {
   io::FxParseOptions options;
   options.file = graphId;
+  options.symbols = [&symbols](std::string_view symbol) -> std::optional<int64_t> {
+    const auto it = symbols.find(symbol);
+    return it == symbols.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  };
   std::shared_ptr<ir::Graph> graph = io::parseFxText(fxText, options, diagnostics);
   if (!graph) throw Error(ErrorCode::BadInput, graphId + ": the graph text holds no readable `def forward`");
   return graph;
@@ -83,9 +93,9 @@ JointPlan fromBundle(const plan::PlanBundle& bundle, const ir::Graph& graph, con
 
 // Plans a joint graph with a pipeline on a hardware profile.
 JointPlan planJoint(const std::string& fxText, const std::string& graphId, const std::string& pipeline,
-                    const std::string& hardware, bool inductorJointPasses) {
+                    const std::string& hardware, bool inductorJointPasses, const SymbolHints& symbols) {
   Diagnostics diagnostics;
-  std::shared_ptr<ir::Graph> graph = parseGraph(fxText, graphId, diagnostics);
+  std::shared_ptr<ir::Graph> graph = parseGraph(fxText, graphId, diagnostics, symbols);
   const passes::PlanTarget target(graph, graphId, hw::resolveHwProfile(hardware), inductorJointPasses);
   if (!target.joint().joint) {
     throw Error(ErrorCode::BadInput, graphId + ": not a joint forward/backward graph (no tangents)");
@@ -106,9 +116,10 @@ JointPlan planJoint(const std::string& fxText, const std::string& graphId, const
 }
 
 // Applies a plan bundle made for this graph: the fingerprint and every name must match.
-JointPlan bindPlan(const std::string& fxText, const std::string& graphId, const std::string& planPath) {
+JointPlan bindPlan(const std::string& fxText, const std::string& graphId, const std::string& planPath,
+                   const SymbolHints& symbols) {
   Diagnostics diagnostics;
-  std::shared_ptr<ir::Graph> graph = parseGraph(fxText, graphId, diagnostics);
+  std::shared_ptr<ir::Graph> graph = parseGraph(fxText, graphId, diagnostics, symbols);
   const plan::PlanBundle bundle = plan::readPlan(planPath);
   const plan::BoundPlan bound = plan::bind(bundle, *graph, planPath);
   return fromBundle(bundle, *graph, bound.state, diagnostics);
@@ -147,9 +158,10 @@ NB_MODULE(_native, m) {
       .def_ro("warnings", &JointPlan::warnings);
 
   m.def("plan_joint", &planJoint, nb::arg("fx_text"), nb::arg("graph_id"), nb::arg("pipeline"), nb::arg("hardware"),
-        nb::arg("inductor_joint_passes") = true, nb::call_guard<nb::gil_scoped_release>(),
+        nb::arg("inductor_joint_passes") = true, nb::arg("symbols") = SymbolHints{}, nb::call_guard<nb::gil_scoped_release>(),
         "Plans a joint graph (FX readable text) with a pipeline on a hardware profile.");
   m.def("bind_plan", &bindPlan, nb::arg("fx_text"), nb::arg("graph_id"), nb::arg("plan_path"),
+        nb::arg("symbols") = SymbolHints{},
         nb::call_guard<nb::gil_scoped_release>(),
         "Applies a plan bundle to the graph it was made for; refuses another graph's plan.");
   m.def("fingerprint", &fingerprintOf, nb::arg("fx_text"), "The fingerprint plan bundles record for a graph.");

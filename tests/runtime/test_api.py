@@ -182,3 +182,14 @@ def test_registered_backend_entry_point():
     reference(x).sum().backward()
     for got, want in zip(grads(model), grads(reference)):
         torch.testing.assert_close(got, want)
+
+
+def test_dynamic_sizes_are_planned_at_their_traced_values():
+    peaks = {}
+    for dynamic in (False, True):
+        torch._dynamo.reset()
+        model = lathe.compile(Block(), policy="heuristic", dynamic=dynamic)
+        run_step(model)
+        [plan] = lathe.plans(model)
+        peaks[dynamic] = plan.plan.peak_bytes
+    assert peaks[True] == peaks[False] > 0

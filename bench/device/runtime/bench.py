@@ -5,10 +5,13 @@ predicted peak and step beside each lathe point and every variant's gradients ag
 
 Peak = max_memory_allocated over one step minus memory_allocated before it (grads None), as the
 anchors measure it; step = median of --steps steps timed with CUDA events after 3 warm-ups.
+MagiCompiler (../shared/anchors, carried as .device/magi by prepare_deps.sh) runs as its anchor did:
+@magi_compile(dynamic_arg_dims={"x": 0}) on the layer class, HEURISTIC recompute. Its CompileConfig
+parses sys.argv, so this script takes its options from the environment: BENCH_STEPS (10),
+BENCH_TORCH_BUDGETS ("1.0,0.5"), BENCH_LATHE ("heuristic,budget:7GiB,..."), BENCH_MAGI (1).
 Prints one table; writes every row to $OUT/runtime.jsonl as it is measured.
 """
 
-import argparse
 import json
 import math
 import os
@@ -118,17 +121,16 @@ def measure(fn, model, x, steps):
 def grad_error(model, x, reference):
     worst = 0.0
     for (name, p), ref in zip(list(model.named_parameters()) + [("x", x)], reference):
-        g = (x.grad if name == "x" else p.grad).float()
+        g = (x.grad if name == "x" else p.grad).float().cpu()
         worst = max(worst, ((g - ref).norm() / ref.norm().clamp_min(1e-30)).item())
     return worst
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--torch-budgets", default="1.0,0.5")
-    parser.add_argument("--lathe", default="heuristic,budget:7GiB,budget:6GiB,budget:5GiB,budget:4.5GiB")
-    args = parser.parse_args()
+    steps = int(os.environ.get("BENCH_STEPS", "10"))
+    torch_budgets = os.environ.get("BENCH_TORCH_BUDGETS", "1.0,0.5")
+    lathe_specs = os.environ.get("BENCH_LATHE", "heuristic,budget:7GiB,budget:6GiB,budget:5GiB,budget:4.5GiB")
+    with_magi = os.environ.get("BENCH_MAGI", "1") == "1"
     out_dir = os.environ.get("OUT", "/tmp")
     rows_path = os.path.join(out_dir, "runtime.jsonl")
 
@@ -144,19 +146,22 @@ def main():
         print(json.dumps(row), flush=True)
 
     step(model, model, x)
-    reference = [p.grad.float().clone() for p in model.parameters()] + [x.grad.float().clone()]
+    # Kept on the host so that "before" is the weights and the input only, as in the anchors.
+    reference = [p.grad.float().cpu() for p in model.parameters()] + [x.grad.float().cpu()]
+    model.zero_grad(set_to_none=True)
+    x.grad = None
 
-    def run(name, make):
+    def run(name, make, module=model):
         torch._dynamo.reset()
         torch.cuda.empty_cache()
         try:
             t0 = time.time()
             fn = make()
-            step(fn, model, x)  # compiles
+            step(fn, module, x)  # compiles
             compile_s = time.time() - t0
-            before, peak, ms, loss = measure(fn, model, x, args.steps)
+            before, peak, ms, loss = measure(fn, module, x, steps)
             row = {"variant": name, "before_gib": before / GiB, "peak_gib": peak / GiB, "step_ms": ms,
-                   "loss": loss, "grad_rel_err": grad_error(model, x, reference), "compile_s": compile_s}
+                   "loss": loss, "grad_rel_err": grad_error(module, x, reference), "compile_s": compile_s}
             plans = getattr(fn, "_lathe_backend", None)
             if plans is not None:
                 plans = plans.plans
@@ -171,7 +176,7 @@ def main():
             record({"variant": name, "error": f"{type(error).__name__}: {str(error)[:300]}"})
 
     run("eager", lambda: model)
-    for budget in [float(b) for b in args.torch_budgets.split(",") if b]:
+    for budget in [float(b) for b in torch_budgets.split(",") if b]:
         def make(budget=budget):
             compiled = torch.compile(model)
             def fn(inp):
@@ -179,10 +184,22 @@ def main():
                     return compiled(inp)
             return fn
         run(f"torch.compile budget={budget}", make)
-    for spec in [s for s in args.lathe.split(",") if s]:
+    for spec in [s for s in lathe_specs.split(",") if s]:
         policy, _, memory = spec.partition(":")
         run(f"lathe {spec}", lambda policy=policy, memory=memory: lathe.compile(
             lambda inp: model(inp), policy=policy, memory=memory or None))
+
+    # Last: MagiCompiler changes torch's global configuration when it compiles.
+    if with_magi:
+        from magi_compiler import magi_compile
+
+        magi_layer = magi_compile(type("MagiLayer", (Layer,), {}), dynamic_arg_dims={"x": 0})
+        magi_model = Stack()
+        magi_model.layers = nn.ModuleList(magi_layer() for _ in range(len(model.layers)))
+        magi_model = magi_model.cuda().to(torch.bfloat16)
+        magi_model.load_state_dict(model.state_dict())
+        run("MagiCompiler layer class", lambda: magi_model, module=magi_model)
+        del magi_model
 
     print()
     print(f"{'variant':34} {'peak GiB':>9} {'step ms':>8} {'pred GiB':>9} {'pred ms':>8} {'grad err':>9} {'compile s':>9}")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The runtime on the GPU machine, in one call: builds lathe._native there (its image has every
 # build dependency but libzip, carried as .device/deps: see prepare_deps.sh), then runs bench.py.
-#   device run, carry [".device/deps"]:  bash bench/device/runtime/run.sh [bench.py options]
+#   device run, carry [".device/deps", ".device/magi"]:  bash bench/device/runtime/run.sh
+# (bench.py's options are environment variables: see its docstring)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 deps=$PWD/.device/deps
@@ -14,4 +15,10 @@ cmake --build "$build" --target lathe_native -j "$(nproc)" >"${OUT:-/tmp}/build.
   || { tail -30 "${OUT:-/tmp}/build.log"; exit 1; }
 echo "native module built in $(( $(date +%s) - start )) s"
 export LD_LIBRARY_PATH="$deps/lib:${LD_LIBRARY_PATH:-}" PYTHONPATH="$PWD/runtime/python:${PYTHONPATH:-}"
-python3 bench/device/runtime/bench.py "$@"
+if [ -d .device/magi ]; then  # MagiCompiler and the packages it needs that the image lacks
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site .device/magi/wheels/*.whl
+  export PYTHONPATH="$PWD/.device/magi:/tmp/site:$PYTHONPATH"
+else
+  export BENCH_MAGI=0
+fi
+python3 bench/device/runtime/bench.py

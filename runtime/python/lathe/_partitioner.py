@@ -34,6 +34,17 @@ def readable_text(gm: fx.GraphModule) -> str:
         return gm.print_readable(print_output=False, include_stride=True, include_device=True)
 
 
+def size_hints(graph: fx.Graph) -> dict:
+    """Each size symbol of a dynamic graph at the value it was traced with ({"s0": 2})."""
+    for node in graph.nodes:
+        value = node.meta.get("val")
+        fake_mode = getattr(value, "fake_mode", None)
+        shape_env = getattr(fake_mode, "shape_env", None)
+        if shape_env is not None:
+            return {str(symbol): int(hint) for symbol, hint in shape_env.var_to_val.items()}
+    return {}
+
+
 def _is_sym(node: fx.Node) -> bool:
     return isinstance(node.meta.get("val"), (torch.SymInt, torch.SymFloat, torch.SymBool))
 
@@ -102,7 +113,7 @@ class LathePartitioner(CustomPartitionerFn):
         def choose_saved_values_set(joint_graph: fx.Graph, node_info: Any, *args: Any, **kw: Any) -> list[fx.Node]:
             text = readable_text(joint_graph.owning_module or gm)
             graph_id = self.graph_id()
-            plan = _planner.plan_joint(text, graph_id, self.options)
+            plan = _planner.plan_joint(text, graph_id, self.options, size_hints(joint_graph))
             self.plans.append(plan)
             if self.on_plan is not None:
                 self.on_plan(plan, text)

@@ -84,15 +84,17 @@ class GraphPlan:
     forward_saved: Optional[list] = None  # tensors the compiled forward returns for the backward
 
 
-def plan_joint(fx_text: str, graph_id: str, options: CompileOptions) -> GraphPlan:
-    """Plans one joint graph; raises LatheError when the plan cannot be applied as asked."""
+def plan_joint(fx_text: str, graph_id: str, options: CompileOptions, symbols: Optional[dict] = None) -> GraphPlan:
+    """Plans one joint graph; raises LatheError when the plan cannot be applied as asked.
+    symbols: the traced value of each size symbol of a dynamic graph ({"s0": 2})."""
     hardware = resolve_hardware(options.hw)
+    symbols = symbols or {}
     start = time.perf_counter()
     if options.plan:
-        plan = _native.bind_plan(fx_text, graph_id, options.plan)
+        plan = _native.bind_plan(fx_text, graph_id, options.plan, symbols=symbols)
         return GraphPlan(graph_id, hardware, "(plan file)", plan, time.perf_counter() - start)
     pipeline = pipeline_for(options, hardware)
-    plan = _native.plan_joint(fx_text, graph_id, pipeline, hardware)
+    plan = _native.plan_joint(fx_text, graph_id, pipeline, hardware, symbols=symbols)
     seconds = time.perf_counter() - start
     if not plan.budget_met:
         reason = next((line for line in plan.warnings if "budget" in line), "")
