@@ -41,7 +41,11 @@ def size_hints(graph: fx.Graph) -> dict:
         fake_mode = getattr(value, "fake_mode", None)
         shape_env = getattr(fake_mode, "shape_env", None)
         if shape_env is not None:
-            return {str(symbol): int(hint) for symbol, hint in shape_env.var_to_val.items()}
+            # torch 2.13 renamed var_to_val (2.11 has only the old name).
+            hints = getattr(shape_env, "backed_var_to_val", None)
+            if hints is None:
+                hints = shape_env.var_to_val
+            return {str(symbol): int(hint) for symbol, hint in hints.items()}
     return {}
 
 
