@@ -193,3 +193,34 @@ def test_dynamic_sizes_are_planned_at_their_traced_values():
         [plan] = lathe.plans(model)
         peaks[dynamic] = plan.plan.peak_bytes
     assert peaks[True] == peaks[False] > 0
+
+
+def test_subgraph_boundary_ops_split_the_graph_into_pieces_planned_one_by_one():
+    def boundary_forward(x: torch.Tensor) -> torch.Tensor:
+        return x * 2.0
+
+    boundary = lathe.register_custom_op(
+        "lathe_test::boundary_double", subgraph_boundary=True,
+        backward=lambda ctx, grad: grad * 2.0, setup_context=lambda ctx, inputs, output: None)(boundary_forward)
+
+    class TwoPieces(Block):
+        def forward(self, x):
+            h = self.up(self.norm(x))
+            return x + self.down(torch.nn.functional.gelu(boundary(h)))
+
+    torch.manual_seed(0)
+    reference = TwoPieces()
+    model = lathe.compile(TwoPieces(), policy="heuristic")
+    model.load_state_dict(reference.state_dict())
+    for seed in (0, 1):
+        run_step(model, seed)
+        run_step(reference, seed)
+        for got, want in zip(grads(model), grads(reference)):
+            torch.testing.assert_close(got, want)
+        model.zero_grad(set_to_none=True)
+        reference.zero_grad(set_to_none=True)
+    plans = lathe.plans(model)
+    assert [p.graph_id for p in plans] == ["0/0:piece0:aot_joint_graph", "0/0:piece1:aot_joint_graph"]
+    for plan in plans:  # the boundary op runs eagerly between the pieces, in neither of them
+        names = json.loads(plan.plan.bundle_json)["nodes"]["names"]
+        assert names and not any("boundary_double" in name for name in names), plan.graph_id

@@ -10,14 +10,14 @@ import torch
 from . import _custom_ops
 from ._options import CompileOptions, make_options
 from ._partitioner import LathePartitioner
+from ._pieces import boundary_nodes, split_at_boundaries
 from ._planner import GraphPlan
 from ._run_folder import RunFolder
 
 
-def _graph_id() -> str:
-    """The id the capture of this compile gives its joint graph ('0/0:aot_joint_graph')."""
+def _compile_id() -> str:
     compile_id = torch._guards.CompileContext.current_compile_id()
-    return f"{compile_id if compile_id is not None else '-'}:aot_joint_graph"
+    return str(compile_id) if compile_id is not None else "-"
 
 
 class LatheBackend:
@@ -35,12 +35,22 @@ class LatheBackend:
         if self.run_folder is not None:
             self.run_folder.write_plan(plan)
 
-    def __call__(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+    def _compile(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any], graph_id: str) -> Callable[..., Any]:
         from torch._inductor.compile_fx import compile_fx
 
         _custom_ops.push_flags()
-        partitioner = LathePartitioner(self.options, on_plan=self._record, graph_id=_graph_id)
-        return compile_fx(gm, example_inputs, config_patches={"custom_partitioner_fn": partitioner})
+        partitioner = LathePartitioner(self.options, on_plan=self._record, graph_id=lambda: graph_id)
+        return compile_fx(gm, list(example_inputs), config_patches={"custom_partitioner_fn": partitioner})
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        # The joint graph's id as the capture of this compile names it ('0/0:aot_joint_graph').
+        compile_id = _compile_id()
+        boundaries = boundary_nodes(gm)
+        if not boundaries:
+            return self._compile(gm, example_inputs, f"{compile_id}:aot_joint_graph")
+        # Pieces compile on their first call, after Dynamo's compile: their ids name the piece.
+        return split_at_boundaries(gm, boundaries, lambda index, piece, inputs: self._compile(
+            piece, inputs, f"{compile_id}:piece{index}:aot_joint_graph"))
 
 
 def lathe_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], options: Optional[dict] = None,
