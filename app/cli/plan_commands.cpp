@@ -1,8 +1,11 @@
-// `lathe plan`, `lathe timeline`, `lathe pareto`: run a pass pipeline on one graph, print or write
-// the plan bundle, read a plan's memory timeline back, sweep the recompute frontier.
+// `lathe plan`, `lathe timeline`, `lathe pareto`, `lathe profile`: run a pass pipeline on one graph,
+// print or write the plan bundle, read a plan's memory timeline back, sweep the recompute frontier,
+// set a run's measured profile beside what its plans predicted.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +19,7 @@
 #include "passes/plan_target.h"
 #include "passes/recompute.h"
 #include "plan/plan_bundle.h"
+#include "plan/profile.h"
 #include "util/diagnostics.h"
 
 namespace lathe::cli {
@@ -43,6 +47,15 @@ PlanOptions& paretoOptions() {
   static PlanOptions o;
   return o;
 }
+struct ProfileOptions {
+  std::string path;
+  bool json = false;
+};
+ProfileOptions& profileOptions() {
+  static ProfileOptions o;
+  return o;
+}
+
 TimelineOptions& timelineOptions() {
   static TimelineOptions o;
   return o;
@@ -185,6 +198,59 @@ int runTimeline(const GlobalOptions& /*global*/) {
   return 0;
 }
 
+// A run folder's profile, or a profile file.
+int runProfile(const GlobalOptions& /*global*/) {
+  const ProfileOptions& o = profileOptions();
+  std::filesystem::path path = o.path;
+  if (std::filesystem::is_directory(path)) path /= "lathe.profile.json";
+  const plan::MeasuredProfile profile = plan::readProfile(path);
+  const std::optional<uint64_t> peak = profile.maxPeakBytes();
+  std::optional<uint64_t> before;
+  for (const plan::ProfiledStep& s : profile.steps) {
+    if (s.beforeBytes) before = std::max(before.value_or(0), *s.beforeBytes);
+  }
+  double predictedStep = 0;
+  for (const plan::ProfiledGraph& g : profile.graphs) predictedStep += g.predictedStepSeconds;
+  if (o.json) {
+    json out = {{"profile", path.string()},
+                {"device", profile.device},
+                {"steps", profile.steps.size()},
+                {"median_step_seconds", profile.medianStepSeconds()},
+                {"peak_bytes", peak ? json(*peak) : json(nullptr)},
+                {"predicted_step_seconds", predictedStep}};
+    std::cout << out.dump(2) << '\n';
+    return 0;
+  }
+  std::cout << fmt::format("{}  on {}{}  torch {}\n", path.string(), profile.device,
+                           profile.deviceMemoryBytes ? " (" + formatBytes(profile.deviceMemoryBytes) + ")" : "",
+                           profile.torchVersion);
+  Table graphs({"graph", "predicted peak", "predicted step", "plan"});
+  for (const plan::ProfiledGraph& g : profile.graphs) {
+    graphs.add({g.graphId, formatBytes(g.predictedPeakBytes), formatSeconds(g.predictedStepSeconds), g.plan.empty() ? "-" : g.plan});
+  }
+  graphs.print(std::cout, "  ");
+  std::cout << fmt::format("\nmeasured over {} steps: median step {}", profile.steps.size(), formatSeconds(profile.medianStepSeconds()));
+  if (predictedStep > 0 && !profile.steps.empty()) {
+    std::cout << fmt::format(" (predicted {}, measured/predicted {:.2f})", formatSeconds(predictedStep),
+                             profile.medianStepSeconds() / predictedStep);
+  }
+  std::cout << '\n';
+  if (peak) {
+    std::cout << fmt::format("peak {} above the {} held before the step", formatBytes(*peak), formatBytes(before.value_or(0)));
+    // One graph's plan predicts the whole step's peak (what it holds before included).
+    if (profile.graphs.size() == 1 && profile.graphs[0].predictedPeakBytes > 0) {
+      const uint64_t measured = *peak + before.value_or(0);
+      std::cout << fmt::format("; {} in all, predicted {} (measured/predicted {:.2f})", formatBytes(measured),
+                               formatBytes(profile.graphs[0].predictedPeakBytes),
+                               static_cast<double>(measured) / static_cast<double>(profile.graphs[0].predictedPeakBytes));
+    }
+    std::cout << '\n';
+  } else {
+    std::cout << "peak: not measured (no allocator statistics on " << profile.device << ")\n";
+  }
+  return 0;
+}
+
 int runPareto(const GlobalOptions& global) {
   const PlanOptions& o = paretoOptions();
   const passes::PlanTarget target = prepare(o, global);
@@ -262,12 +328,17 @@ void registerPlanCommands(CLI::App& app) {
   timeline->add_option("--points", timelineOptions().points, "Rows of the text table")->check(CLI::Range(1, 1000000));
   auto* pareto = app.add_subcommand("pareto", "Peak memory against recompute time: the budget policy's frontier and torch's point");
   addPlanInputs(pareto, paretoOptions());
+  auto* profile = app.add_subcommand("profile", "A run's measured steps (lathe.profile/1) beside what its plans predicted");
+  profile->add_option("profile", profileOptions().path, "A run folder (trace_dir of lathe.compile) or its lathe.profile.json")
+      ->required();
+  profile->add_flag("--json", profileOptions().json, "Print JSON");
 }
 
 std::optional<int> runPlanCommand(CLI::App& app, const GlobalOptions& global) {
   if (app.got_subcommand("plan")) return runPlan(global);
   if (app.got_subcommand("timeline")) return runTimeline(global);
   if (app.got_subcommand("pareto")) return runPareto(global);
+  if (app.got_subcommand("profile")) return runProfile(global);
   return std::nullopt;
 }
 

@@ -22,6 +22,7 @@
 #include "passes/plan_target.h"
 #include "plan/plan_bind.h"
 #include "plan/plan_bundle.h"
+#include "plan/profile.h"
 #include "util/diagnostics.h"
 
 namespace nb = nanobind;
@@ -168,6 +169,12 @@ NB_MODULE(_native, m) {
   m.def("set_op_flags", &setOpFlags, nb::arg("target"), nb::arg("compute_sensitive") = false,
         nb::arg("subgraph_boundary") = false, nb::arg("fusible") = false,
         "Sets an op's planner flags, as `lathe plan --op-flag` does.");
+  // The one reader of lathe.profile/1: the runtime checks what it wrote through it.
+  m.def("check_profile", [](const std::string& path) {
+    const plan::MeasuredProfile profile = plan::readProfile(path);
+    return nb::make_tuple(profile.steps.size(), profile.graphs.size(), profile.medianStepSeconds(),
+                          profile.maxPeakBytes());
+  }, nb::arg("path"), "Reads a lathe.profile/1 file: (steps, graphs, median step seconds, max peak bytes or None).");
   m.def("hardware_profiles", &hw::builtInHwIds, "Ids of the built-in hardware profiles.");
   m.def("hardware_memory", [](const std::string& id) { return hw::resolveHwProfile(id).hbmCapacity; }, nb::arg("hardware"),
         "Device memory of a hardware profile, in bytes.");

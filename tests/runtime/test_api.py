@@ -3,6 +3,7 @@
 import glob
 import json
 import os
+import subprocess
 
 import pytest
 import torch
@@ -224,3 +225,23 @@ def test_subgraph_boundary_ops_split_the_graph_into_pieces_planned_one_by_one():
     for plan in plans:  # the boundary op runs eagerly between the pieces, in neither of them
         names = json.loads(plan.plan.bundle_json)["nodes"]["names"]
         assert names and not any("boundary_double" in name for name in names), plan.graph_id
+
+
+def test_measured_steps_go_to_the_run_folder_profile_which_lathe_reads(tmp_path):
+    model = lathe.compile(Block(), policy="heuristic", trace_dir=str(tmp_path))
+    for seed in range(3):
+        with lathe.step(model):
+            run_step(model, seed)
+    steps = lathe.measured_steps(model)
+    assert len(steps) == 3 and all(s["seconds"] > 0 for s in steps)
+    profile = tmp_path / "lathe.profile.json"
+    count, graphs, median, peak = lathe._native.check_profile(str(profile))  # the C++ reader
+    assert (count, graphs) == (3, 1) and median > 0 and peak is None  # no allocator statistics on the CPU
+    # `lathe profile FOLDER` sets the measured steps beside the plan's prediction.
+    cli = os.environ.get("LATHE_CLI") or os.path.join(os.path.dirname(__file__), "../../build/default/app/cli/lathe")
+    report = subprocess.run([cli, "profile", str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    assert "0/0:aot_joint_graph" in report and "measured over 3 steps" in report and "predicted" in report
+    assert "peak: not measured (no allocator statistics on cpu)" in report
+    document = json.load(open(profile))
+    assert document["graphs"][0]["plan"] == os.path.join("plans", "0_0_aot_joint_graph.plan.json")
+    assert document["graphs"][0]["predicted_peak_bytes"] == lathe.plans(model)[0].plan.peak_bytes

@@ -14,8 +14,9 @@ backward, and Inductor compiles both halves.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import torch
 
@@ -24,8 +25,9 @@ from ._options import POLICIES, CompileOptions, Memory, make_options, parse_byte
 from ._planner import GraphPlan, resolve_hardware
 from ._backend import LatheBackend, lathe_backend
 from ._custom_ops import register_custom_op
+from ._profile import backend_of
 
-__all__ = ["compile", "register_custom_op", "plans", "LatheError", "LatheBackend", "GraphPlan", "POLICIES",
+__all__ = ["compile", "register_custom_op", "plans", "step", "measured_steps", "LatheError", "LatheBackend", "GraphPlan", "POLICIES",
            "parse_bytes", "resolve_hardware"]
 
 _BACKEND_ATTR = "_lathe_backend"
@@ -84,3 +86,19 @@ def plans(compiled: Any) -> list[GraphPlan]:
     if backend is None:
         raise LatheError("lathe.plans: not compiled by lathe.compile")
     return list(backend.plans)
+
+
+@contextlib.contextmanager
+def step(compiled: Any) -> Iterator[None]:
+    """Measures one training step of a compiled module or function: its time and, on CUDA, its peak
+    (max allocated minus allocated before). With a run folder the measurements are written to its
+    lathe.profile.json beside the plans' predictions (`lathe profile FOLDER` prints both)."""
+    backend = backend_of(compiled)
+    with backend.recorder.measure():
+        yield
+    backend.write_profile()
+
+
+def measured_steps(compiled: Any) -> list[dict]:
+    """The steps lathe.step measured: seconds, peak_bytes and before_bytes (None without CUDA)."""
+    return list(backend_of(compiled).recorder.steps)

@@ -12,6 +12,7 @@ from ._options import CompileOptions, make_options
 from ._partitioner import LathePartitioner
 from ._pieces import boundary_nodes, split_at_boundaries
 from ._planner import GraphPlan
+from ._profile import StepRecorder, write_profile
 from ._run_folder import RunFolder
 
 
@@ -27,13 +28,23 @@ class LatheBackend:
         self.options = options
         self.run_folder = RunFolder(options.trace_dir) if options.trace_dir else None
         self.plans: list[GraphPlan] = []
+        self.plan_files: dict[str, str] = {}  # graph id -> its bundle in the run folder
+        self.recorder = StepRecorder()
         self._lock = threading.Lock()
 
     def _record(self, plan: GraphPlan, fx_text: str) -> None:
         with self._lock:
             self.plans.append(plan)
         if self.run_folder is not None:
-            self.run_folder.write_plan(plan)
+            self.plan_files[plan.graph_id] = self.run_folder.write_plan(plan)
+
+    def write_profile(self) -> Optional[str]:
+        """The run folder's lathe.profile.json as measured so far; None without a run folder."""
+        if self.run_folder is None:
+            return None
+        with self._lock:
+            plans, files, steps = list(self.plans), dict(self.plan_files), list(self.recorder.steps)
+        return write_profile(self.run_folder.path, plans, files, steps)
 
     def _compile(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any], graph_id: str) -> Callable[..., Any]:
         from torch._inductor.compile_fx import compile_fx

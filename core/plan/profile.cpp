@@ -1,0 +1,118 @@
+#include "plan/profile.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "plan/json_reader.h"
+#include "util/atomic_write.h"
+#include "util/input.h"
+#include "util/json_limits.h"
+
+namespace lathe::plan {
+
+namespace {
+
+using At = JsonAt;
+using Reader = JsonReader;
+
+// A profile holds a few values per step; a million steps is far beyond any run.
+constexpr JsonLimits kProfileJsonLimits{.maxDepth = 16, .maxValues = uint64_t{8} << 20};
+
+Json optionalBytes(const std::optional<uint64_t>& bytes) { return bytes ? Json(*bytes) : Json(nullptr); }
+
+std::optional<uint64_t> readOptionalBytes(const Reader& r, const At& object, std::string_view key) {
+  const At at = r.field(object, key);
+  if (at.json().is_null()) return std::nullopt;
+  return r.as<uint64_t>(at);
+}
+
+}  // namespace
+
+double MeasuredProfile::medianStepSeconds() const {
+  if (steps.empty()) return 0;
+  std::vector<double> seconds;
+  for (const ProfiledStep& s : steps) seconds.push_back(s.seconds);
+  std::sort(seconds.begin(), seconds.end());
+  const size_t n = seconds.size();
+  return n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
+}
+
+std::optional<uint64_t> MeasuredProfile::maxPeakBytes() const {
+  std::optional<uint64_t> peak;
+  for (const ProfiledStep& s : steps) {
+    if (s.peakBytes) peak = std::max(peak.value_or(0), *s.peakBytes);
+  }
+  return peak;
+}
+
+std::string profileToJson(const MeasuredProfile& profile) {
+  Json j = {{"format", kProfileFormat},
+            {"device", {{"name", profile.device}, {"memory_bytes", profile.deviceMemoryBytes}}},
+            {"torch", profile.torchVersion}};
+  Json graphs = Json::array();
+  for (const ProfiledGraph& g : profile.graphs) {
+    graphs.push_back({{"graph", g.graphId},
+                      {"fingerprint", g.fingerprint},
+                      {"plan", g.plan},
+                      {"predicted_peak_bytes", g.predictedPeakBytes},
+                      {"predicted_step_seconds", g.predictedStepSeconds}});
+  }
+  j["graphs"] = std::move(graphs);
+  Json steps = Json::array();
+  for (const ProfiledStep& s : profile.steps) {
+    steps.push_back({{"seconds", s.seconds}, {"peak_bytes", optionalBytes(s.peakBytes)}, {"before_bytes", optionalBytes(s.beforeBytes)}});
+  }
+  j["steps"] = std::move(steps);
+  return j.dump(1) + "\n";
+}
+
+MeasuredProfile profileFromJson(std::string_view text, const std::string& sourceName) {
+  const Reader r(sourceName);
+  Json doc;
+  try {
+    doc = parseJsonBounded<Json>(text, sourceName, kProfileJsonLimits);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::BadInput, sourceName + ": not a JSON object (" + e.what() + ")");
+  }
+  const At j(doc);
+  if (!doc.is_object()) r.fail(j, "not a JSON object");
+  const std::string format = r.has(j, "format") ? r.value<std::string>(j, "format") : "";
+  if (format != kProfileFormat) {
+    r.fail(j, "format \"" + format + "\" is not " + std::string(kProfileFormat) +
+                  (format.starts_with("lathe.profile/") ? " (another version)" : ""));
+  }
+  MeasuredProfile profile;
+  const At device = r.field(j, "device");
+  profile.device = r.name(r.field(device, "name"));
+  profile.deviceMemoryBytes = r.value<uint64_t>(device, "memory_bytes");
+  profile.torchVersion = r.value<std::string>(j, "torch");
+  r.forEach(r.field(j, "graphs"), [&](const At& g) {
+    ProfiledGraph graph;
+    graph.graphId = r.name(r.field(g, "graph"));
+    graph.fingerprint = r.value<std::string>(g, "fingerprint");
+    graph.plan = r.value<std::string>(g, "plan");
+    graph.predictedPeakBytes = r.value<uint64_t>(g, "predicted_peak_bytes");
+    graph.predictedStepSeconds = r.value<double>(g, "predicted_step_seconds");
+    if (graph.predictedStepSeconds < 0) r.fail(r.field(g, "predicted_step_seconds"), "a time is not negative");
+    profile.graphs.push_back(std::move(graph));
+  });
+  r.forEach(r.field(j, "steps"), [&](const At& s) {
+    ProfiledStep step;
+    step.seconds = r.value<double>(s, "seconds");
+    if (step.seconds < 0) r.fail(r.field(s, "seconds"), "a time is not negative");
+    step.peakBytes = readOptionalBytes(r, s, "peak_bytes");
+    step.beforeBytes = readOptionalBytes(r, s, "before_bytes");
+    profile.steps.push_back(step);
+  });
+  return profile;
+}
+
+void writeProfile(const std::filesystem::path& path, const MeasuredProfile& profile) {
+  writeFileAtomic(path, profileToJson(profile));
+}
+
+MeasuredProfile readProfile(const std::filesystem::path& path) {
+  return profileFromJson(readFile(path, kMaxProfileBytes), path.string());
+}
+
+}  // namespace lathe::plan

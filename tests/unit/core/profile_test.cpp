@@ -1,0 +1,68 @@
+#include "plan/profile.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "util/diagnostics.h"
+
+namespace lathe::plan {
+namespace {
+
+MeasuredProfile sample() {
+  MeasuredProfile p;
+  p.device = "NVIDIA H200";
+  p.deviceMemoryBytes = uint64_t{150} << 30;
+  p.torchVersion = "2.11.0+cu130";
+  p.graphs.push_back({"0/0:aot_joint_graph", "0123456789abcdef", "plans/0_0_aot_joint_graph.plan.json", 4'800'000'000, 0.098});
+  p.steps.push_back({0.0763, 4'070'000'000, 1'880'000'000});
+  p.steps.push_back({0.0761, 4'070'000'016, 1'880'000'000});
+  p.steps.push_back({0.0790, std::nullopt, std::nullopt});
+  return p;
+}
+
+std::string errorOf(const std::string& json) {
+  try {
+    (void)profileFromJson(json, "p.json");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Profile, RoundTripsEveryField) {
+  const MeasuredProfile p = sample();
+  EXPECT_EQ(profileFromJson(profileToJson(p), "p.json"), p);
+}
+
+TEST(Profile, MedianAndPeakOfTheSteps) {
+  const MeasuredProfile p = sample();
+  EXPECT_DOUBLE_EQ(p.medianStepSeconds(), 0.0763);
+  EXPECT_EQ(p.maxPeakBytes(), 4'070'000'016u);
+  EXPECT_EQ(MeasuredProfile{}.maxPeakBytes(), std::nullopt);
+  EXPECT_EQ(MeasuredProfile{}.medianStepSeconds(), 0.0);
+}
+
+TEST(Profile, BadValuesNameTheirPath) {
+  std::string good = profileToJson(sample());
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    const size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  EXPECT_NE(errorOf(replaced("lathe.profile/1", "lathe.profile/2")).find("(another version)"), std::string::npos);
+  EXPECT_NE(errorOf(replaced("\"seconds\": 0.0763", "\"seconds\": -1")).find("$.steps[0].seconds: a time is not negative"),
+            std::string::npos);
+  EXPECT_NE(errorOf(replaced("\"peak_bytes\": 4070000000", "\"peak_bytes\": 1.5")).find("$.steps[0].peak_bytes: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(errorOf(replaced("\"graph\": \"0/0:aot_joint_graph\"", "\"graph\": \"\"")).find("$.graphs[0].graph: empty name"),
+            std::string::npos);
+  EXPECT_NE(errorOf("[1, 2]").find("not a JSON object"), std::string::npos);
+  EXPECT_NE(errorOf("{\"format\": \"lathe.profile/1\"").find("not a JSON object"), std::string::npos);
+  EXPECT_NE(errorOf(std::string(40, '[')).find("deeper than 16"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lathe::plan
