@@ -22,7 +22,7 @@ struct PlanTarget::Costs {
 };
 
 const io::GraphListing* defaultPlanGraph(const std::vector<io::GraphListing>& graphs) {
-  for (const char* kind : {"aot_joint_graph", "aot_inference_graph", "exported_program"}) {
+  for (const char* kind : {"lathe_joint_graph", "aot_joint_graph", "aot_inference_graph", "exported_program"}) {
     for (const io::GraphListing& g : graphs) {
       if (g.kind == kind && g.parent.empty()) return &g;
     }

@@ -24,7 +24,8 @@ inline constexpr std::string_view kDefaultHardware = "h200";
 inline constexpr std::string_view kDefaultTrainingPipeline = "split,fusion,recompute(policy=torch)";
 inline constexpr std::string_view kDefaultInferencePipeline = "split,fusion";
 
-// The graph planning takes when none is named: the first top-level joint graph, else the first
+// The graph planning takes when none is named: the first joint graph the Lathe runtime planned (a run
+// folder's `lathe_joint_graph` artifact), else the first top-level joint graph, else the first
 // inference graph, else the first exported program, else the first graph; null when there is none.
 [[nodiscard]] const io::GraphListing* defaultPlanGraph(const std::vector<io::GraphListing>& graphs);
 

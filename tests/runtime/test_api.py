@@ -107,6 +107,17 @@ def test_run_folder_plans_apply_back_and_another_graphs_plan_is_refused(tmp_path
     assert bundle["recompute"]["saved"] == list(lathe.plans(model)[0].plan.saved)
     assert glob.glob(str(tmp_path / "**" / "*.log"), recursive=True), "no TORCH_TRACE log in the run folder"
 
+    # A plan made by the CLI from the run's capture is of the graph the runtime planned: it applies.
+    cli = os.environ.get("LATHE_CLI") or os.path.join(os.path.dirname(__file__), "../../build/default/app/cli/lathe")
+    cli_plan = str(tmp_path / "cli.plan.json")
+    subprocess.run([cli, "plan", str(tmp_path), "--pipeline", "split,fusion,recompute(policy=torch)", "-o", cli_plan],
+                   check=True, capture_output=True)
+    assert json.load(open(cli_plan))["source"]["fingerprint"] == bundle["source"]["fingerprint"]
+    torch._dynamo.reset()
+    from_cli = lathe.compile(Block(), plan=cli_plan)
+    run_step(from_cli)
+    assert lathe.plans(from_cli)[0].plan.saved == json.load(open(cli_plan))["recompute"]["saved"]
+
     torch._dynamo.reset()
     replay = lathe.compile(Block(), plan=written[0])
     replay.load_state_dict(reference.state_dict())
@@ -221,7 +232,7 @@ def test_subgraph_boundary_ops_split_the_graph_into_pieces_planned_one_by_one():
         model.zero_grad(set_to_none=True)
         reference.zero_grad(set_to_none=True)
     plans = lathe.plans(model)
-    assert [p.graph_id for p in plans] == ["0/0:piece0:aot_joint_graph", "0/0:piece1:aot_joint_graph"]
+    assert [p.graph_id for p in plans] == ["0/0:piece0:lathe_joint_graph", "0/0:piece1:lathe_joint_graph"]
     for plan in plans:  # the boundary op runs eagerly between the pieces, in neither of them
         names = json.loads(plan.plan.bundle_json)["nodes"]["names"]
         assert names and not any("boundary_double" in name for name in names), plan.graph_id
@@ -240,8 +251,8 @@ def test_measured_steps_go_to_the_run_folder_profile_which_lathe_reads(tmp_path)
     # `lathe profile FOLDER` sets the measured steps beside the plan's prediction.
     cli = os.environ.get("LATHE_CLI") or os.path.join(os.path.dirname(__file__), "../../build/default/app/cli/lathe")
     report = subprocess.run([cli, "profile", str(tmp_path)], capture_output=True, text=True, check=True).stdout
-    assert "0/0:aot_joint_graph" in report and "measured over 3 steps" in report and "predicted" in report
+    assert "0/0:lathe_joint_graph" in report and "measured over 3 steps" in report and "predicted" in report
     assert "peak: not measured (no allocator statistics on cpu)" in report
     document = json.load(open(profile))
-    assert document["graphs"][0]["plan"] == os.path.join("plans", "0_0_aot_joint_graph.plan.json")
+    assert document["graphs"][0]["plan"] == os.path.join("plans", "0_0_lathe_joint_graph.plan.json")
     assert document["graphs"][0]["predicted_peak_bytes"] == lathe.plans(model)[0].plan.peak_bytes

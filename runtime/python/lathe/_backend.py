@@ -9,7 +9,7 @@ import torch
 
 from . import _custom_ops
 from ._options import CompileOptions, make_options
-from ._partitioner import LathePartitioner
+from ._partitioner import PLANNED_GRAPH_ARTIFACT, LathePartitioner
 from ._pieces import boundary_nodes, split_at_boundaries
 from ._planner import GraphPlan
 from ._profile import StepRecorder, write_profile
@@ -54,14 +54,14 @@ class LatheBackend:
         return compile_fx(gm, list(example_inputs), config_patches={"custom_partitioner_fn": partitioner})
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-        # The joint graph's id as the capture of this compile names it ('0/0:aot_joint_graph').
+        # The planned graph's id as the run's capture names it ('0/0:lathe_joint_graph').
         compile_id = _compile_id()
         boundaries = boundary_nodes(gm)
         if not boundaries:
-            return self._compile(gm, example_inputs, f"{compile_id}:aot_joint_graph")
+            return self._compile(gm, example_inputs, f"{compile_id}:{PLANNED_GRAPH_ARTIFACT}")
         # Pieces compile on their first call, after Dynamo's compile: their ids name the piece.
         return split_at_boundaries(gm, boundaries, lambda index, piece, inputs: self._compile(
-            piece, inputs, f"{compile_id}:piece{index}:aot_joint_graph"))
+            piece, inputs, f"{compile_id}:piece{index}:{PLANNED_GRAPH_ARTIFACT}"))
 
 
 def lathe_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], options: Optional[dict] = None,

@@ -26,6 +26,12 @@ from ._options import CompileOptions
 from . import _planner
 
 
+# The TORCH_TRACE artifact holding the joint graph as Lathe planned it (after Inductor's joint passes
+# and the partitioner's CSE, unlike aot_joint_graph); Lathe's loader reads it as graph kind
+# `lathe_joint_graph`, which `lathe plan` takes by default.
+PLANNED_GRAPH_ARTIFACT = "lathe_joint_graph"
+
+
 def readable_text(gm: fx.GraphModule) -> str:
     """The graph as TORCH_TRACE's aot_joint_graph payload prints it."""
     try:
@@ -116,6 +122,11 @@ class LathePartitioner(CustomPartitionerFn):
     def __call__(self, gm: fx.GraphModule, joint_inputs: Sequence[object], **kwargs: Any):
         def choose_saved_values_set(joint_graph: fx.Graph, node_info: Any, *args: Any, **kw: Any) -> list[fx.Node]:
             text = readable_text(joint_graph.owning_module or gm)
+            # The graph exactly as planned goes into TORCH_TRACE, so that a plan made from the run's
+            # capture (`lathe plan`, the studio) is of this graph and applies back.
+            torch._logging.trace_structured(
+                "artifact", metadata_fn=lambda: {"name": PLANNED_GRAPH_ARTIFACT, "encoding": "string"},
+                payload_fn=lambda: text)
             graph_id = self.graph_id()
             plan = _planner.plan_joint(text, graph_id, self.options, size_hints(joint_graph))
             self.plans.append(plan)
