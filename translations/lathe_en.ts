@@ -1345,6 +1345,21 @@ starts in the previous step&apos;s tail</translation>
         <source>Live memory (%1)</source>
         <translation>Live memory (%1)</translation>
     </message>
+    <message numerus="yes">
+        <source>measured (%1): %2 median, %n step(s)</source>
+        <translation>
+            <numerusform>measured (%1): %2 median, %n step</numerusform>
+            <numerusform>measured (%1): %2 median, %n steps</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>measured peak %1 (%2 above the %3 held before)</source>
+        <translation>measured peak %1 (%2 above the %3 held before)</translation>
+    </message>
+    <message>
+        <source>The run measured no peak: %1 keeps no allocator statistics.</source>
+        <translation>The run measured no peak: %1 keeps no allocator statistics.</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::NodeInspector</name>

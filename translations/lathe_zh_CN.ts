@@ -1328,6 +1328,20 @@ starts in the previous step&apos;s tail</source>
         <source>Live memory (%1)</source>
         <translation>存活内存（%1）</translation>
     </message>
+    <message numerus="yes">
+        <source>measured (%1): %2 median, %n step(s)</source>
+        <translation>
+            <numerusform>实测（%1）：中位步长 %2，共 %n 步</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>measured peak %1 (%2 above the %3 held before)</source>
+        <translation>实测峰值 %1（比步前已占用的 %3 高 %2）</translation>
+    </message>
+    <message>
+        <source>The run measured no peak: %1 keeps no allocator statistics.</source>
+        <translation>本次运行未测得峰值：%1 不提供内存分配器统计。</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::NodeInspector</name>

@@ -1,5 +1,7 @@
 #include "views/artifact_loader.h"
 
+#include <filesystem>
+
 #include <QPromise>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
@@ -37,6 +39,15 @@ void loadInto(QPromise<LoadOutcome>& promise, const QString& path, bool plan,
       outcome.plan = std::move(opened);
     } else {
       outcome.artifact = std::make_shared<const io::Artifact>(io::loadArtifact(path.toStdString(), progress));
+      const std::filesystem::path profilePath = std::filesystem::path(path.toStdString()) / "lathe.profile.json";
+      std::error_code ec;
+      if (std::filesystem::is_directory(path.toStdString(), ec) && std::filesystem::exists(profilePath, ec)) {
+        try {
+          outcome.profile = std::make_shared<const plan::MeasuredProfile>(plan::readProfile(profilePath));
+        } catch (const Error& error) {
+          outcome.profileError = QString::fromUtf8(error.what());
+        }
+      }
     }
   } catch (const Error& error) {
     outcome.cancelled = error.code() == ErrorCode::Cancelled;

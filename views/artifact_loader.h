@@ -1,6 +1,7 @@
 // Loads artifacts on a worker thread (QtConcurrent) with progress and cancel, so that the GUI
 // thread never blocks; or a plan bundle: the bundle, the capture it names, and the plan bound to
-// its graph there, all before anything is shown. Starting a new load cancels the one in flight; its
+// its graph there, all before anything is shown. A run folder of the Python runtime also brings its
+// measured profile. Starting a new load cancels the one in flight; its
 // result is dropped.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "io/artifact.h"
+#include "plan/profile.h"
 #include "views/plan_file.h"
 
 namespace lathe::views {
@@ -21,6 +23,9 @@ namespace lathe::views {
 // it failed (a bad bundle, a missing capture, a plan of another graph) there is no artifact.
 struct LoadOutcome {
   std::shared_ptr<const io::Artifact> artifact;
+  // A run folder's measured steps (lathe.profile.json beside its TORCH_TRACE log); null without one.
+  std::shared_ptr<const plan::MeasuredProfile> profile;
+  QString profileError;  // the profile could not be read: the capture still opens
   QString planPath;
   std::shared_ptr<const OpenedPlan> plan;
   QString error;

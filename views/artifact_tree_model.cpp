@@ -191,6 +191,10 @@ QModelIndex ArtifactTreeModel::indexOfGraph(const QString& graphId) const {
 }
 
 QModelIndex ArtifactTreeModel::preferredGraphIndex() const {
+  // A run folder's graph as the Lathe runtime planned it, then the first joint graph.
+  for (const Item* item : graphItems_) {
+    if (item->graph && item->graphKind == QLatin1String("lathe_joint_graph")) return indexOfItem(item);
+  }
   for (const Item* item : graphItems_) {
     if (item->graph && item->graphKind.contains(QStringLiteral("joint"))) return indexOfItem(item);
   }

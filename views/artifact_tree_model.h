@@ -39,7 +39,8 @@ class ArtifactTreeModel : public QAbstractItemModel {
   [[nodiscard]] QModelIndex indexOfGraph(const QString& graphId) const;
   // The first item of a kind, depth first; invalid when there is none.
   [[nodiscard]] QModelIndex firstIndexOf(ItemKind kind) const;
-  // What a user most likely looks at first: the first AOT joint graph, else the first graph.
+  // What a user most likely looks at first: a run folder's lathe_joint_graph (the graph the runtime
+  // planned), else the first joint graph, else the first graph.
   [[nodiscard]] QModelIndex preferredGraphIndex() const;
   [[nodiscard]] int graphCount() const { return static_cast<int>(graphItems_.size()); }
 

@@ -135,6 +135,11 @@ void MemoryTimelineView::pinBaseline() {
   showCurrentStep();
 }
 
+void MemoryTimelineView::setMeasuredProfile(std::shared_ptr<const plan::MeasuredProfile> profile) {
+  profile_ = std::move(profile);
+  showCurrentStep();
+}
+
 void MemoryTimelineView::clearBaseline() {
   baseline_.clear();
   showCurrentStep();
@@ -170,6 +175,8 @@ void MemoryTimelineView::showCurrentStep() {
   plot_->clearGraphs();
   plot_->clearItems();
   budgetBytes_ = 0;
+  measuredPeakBytes_ = 0;
+  measuredSummary_.clear();
   updateButtons();
   plot_->setToolTip({});
   const passes::PlannedStep* planned = session_->currentPlanned();
@@ -270,6 +277,38 @@ void MemoryTimelineView::showCurrentStep() {
     budgetLabel->position->setCoords(xEnd - 1, budgetInUnits);
     budgetLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignRight);
     budgetLabel->setPadding(QMargins(4, 2, 4, 2));
+  }
+  const bool runPlannedThisGraph =
+      profile_ && std::any_of(profile_->graphs.begin(), profile_->graphs.end(),
+                              [&](const plan::ProfiledGraph& g) { return toQString(g.graphId) == run->graphId; });
+  if (runPlannedThisGraph && !profile_->steps.empty()) {
+    measuredSummary_ = tr("measured (%1): %2 median, %n step(s)", nullptr, static_cast<int>(profile_->steps.size()))
+                           .arg(toQString(profile_->device), formatSeconds(profile_->medianStepSeconds()));
+    const std::optional<uint64_t> peak = profile_->maxPeakBytes();
+    if (peak) {
+      uint64_t before = 0;
+      for (const plan::ProfiledStep& step : profile_->steps) before = std::max(before, step.beforeBytes.value_or(0));
+      measuredPeakBytes_ = static_cast<double>(*peak + before);
+      const double inUnits = measuredPeakBytes_ / unit_.bytes;
+      highest = std::max(highest, inUnits);
+      auto* line = new QCPItemStraightLine(plot_);
+      line->setPen(QPen(kSnapshotColor, 1.8, Qt::DashLine));
+      line->point1->setCoords(0, inUnits);
+      line->point2->setCoords(1, inUnits);
+      auto* label = new QCPItemText(plot_);
+      label->setText(tr("measured peak %1 (%2 above the %3 held before)")
+                         .arg(formatBytes(static_cast<uint64_t>(measuredPeakBytes_)), formatBytes(*peak), formatBytes(before)));
+      label->setColor(kSnapshotColor.darker(120));
+      label->position->setCoords(0, inUnits);
+      label->setPositionAlignment(Qt::AlignBottom | Qt::AlignLeft);
+      label->setPadding(QMargins(4, 2, 4, 2));
+    } else {
+      plot_->setToolTip(tr("The run measured no peak: %1 keeps no allocator statistics.").arg(toQString(profile_->device)));
+    }
+    // In the legend, where it never covers the plan: an entry without data, in the measured pen.
+    QCPGraph* summary = plot_->addGraph();
+    summary->setName(measuredSummary_);
+    summary->setPen(QPen(kSnapshotColor, 1.8, Qt::DashLine));
   }
   const double top = highest * 1.2 > 0 ? highest * 1.2 : 1.0;
   const auto& schedule = planned->schedule;

@@ -2,14 +2,18 @@
 // area per memory category (analysis::MemoryCategory order), with the peak, the start of the
 // backward and, for budget plans, the budget marked. "Pin as baseline" keeps the plan on show as an
 // outline under the next ones; a CUDA memory snapshot's allocated bytes can be drawn on the same
-// axis. Clicking the plot picks the execution under the cursor.
+// axis, and a run folder's measured peak (lathe.profile/1) beside the planned one for the graphs the
+// run planned. Clicking the plot picks the execution under the cursor.
 #pragma once
 
 #include <QFutureWatcher>
 #include <QVector>
 #include <QWidget>
 
+#include <memory>
+
 #include "ir/graph.h"
+#include "plan/profile.h"
 #include "views/formatting.h"
 
 class QCustomPlot;
@@ -43,6 +47,15 @@ class MemoryTimelineView : public QWidget {
   [[nodiscard]] double plottedPeakBytes() const;
   // The budget line drawn, in bytes; 0 when none.
   [[nodiscard]] double plottedBudgetBytes() const { return budgetBytes_; }
+
+  // A run's measured steps: for a graph the run planned, its measured peak (what the step held
+  // before plus the largest peak above it) is drawn beside the planned one. Null clears it.
+  void setMeasuredProfile(std::shared_ptr<const plan::MeasuredProfile> profile);
+  // The measured peak drawn, in bytes; 0 when none is (another graph, no profile, no CUDA peak).
+  [[nodiscard]] double plottedMeasuredPeakBytes() const { return measuredPeakBytes_; }
+  // The run's legend entry for the graph on show ("measured (cpu): 1.66 ms median, 3 steps"); empty
+  // when the run did not plan it.
+  [[nodiscard]] const QString& measuredSummary() const { return measuredSummary_; }
 
   // Keeps the current step's total as an outline drawn under the plans that follow.
   void pinBaseline();
@@ -78,6 +91,9 @@ class MemoryTimelineView : public QWidget {
   ByteUnit unit_;             // of the y axis, chosen at each redraw
   QString baselineLabel_;
   double budgetBytes_ = 0;
+  std::shared_ptr<const plan::MeasuredProfile> profile_;
+  double measuredPeakBytes_ = 0;
+  QString measuredSummary_;
   SnapshotCurve snapshot_;
   QFutureWatcher<SnapshotCurve> snapshotWatcher_;
 };

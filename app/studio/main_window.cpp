@@ -452,7 +452,13 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
     return;
   }
   treeModel_->setArtifact(outcome.artifact);
-  diagnosticsModel_->setDiagnostics(outcome.artifact->diagnostics());
+  Diagnostics diagnostics = outcome.artifact->diagnostics();
+  // An unreadable profile costs the measured line only: the run's capture still opens.
+  if (!outcome.profileError.isEmpty()) {
+    diagnostics.add(Severity::Warning, "profile_unreadable", outcome.profileError.toStdString());
+  }
+  diagnosticsModel_->setDiagnostics(diagnostics);
+  timelineView_->setMeasuredProfile(outcome.profile);
   // An empty diagnostics pane only takes room from the nodes; it comes back when there is news.
   diagnosticsDock_->setVisible(diagnosticsModel_->rowCount() > 0);
   tree_->expandToDepth(1);

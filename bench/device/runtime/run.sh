@@ -2,7 +2,8 @@
 # The runtime on the GPU machine, in one call: builds lathe._native there (its image has every
 # build dependency but libzip, carried as .device/deps: see prepare_deps.sh), then runs bench.py.
 #   device run, carry [".device/deps", ".device/magi"]:  bash bench/device/runtime/run.sh
-# (bench.py's options are environment variables: see its docstring)
+# (bench.py's options are environment variables: see its docstring; BENCH_SCRIPT runs another
+# script of this folder after the build, e.g. make_run_folder.py)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 deps=$PWD/.device/deps
@@ -21,4 +22,4 @@ if [ -d .device/magi ]; then  # MagiCompiler and the packages it needs that the 
 else
   export BENCH_MAGI=0
 fi
-python3 bench/device/runtime/bench.py
+python3 "bench/device/runtime/${BENCH_SCRIPT:-bench.py}"

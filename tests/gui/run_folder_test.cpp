@@ -1,0 +1,115 @@
+// A run folder of the Python runtime in the studio (tests/data/run_folder, made on the CPU by
+// tests/data/make_run_folder.py): it opens on the graph the runtime planned (lathe_joint_graph), and
+// the memory timeline sets the run's measurements beside the plan. The measured peak drawn is what
+// the profile says (before + the largest peak), only on a graph the run planned; a profile that does
+// not read is a warning, and the capture still opens.
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTreeView>
+#include <filesystem>
+
+#include "language.h"
+#include "main_window.h"
+#include "plan/profile.h"
+#include "views/artifact_tree_model.h"
+#include "views/diagnostics_model.h"
+#include "views/memory_timeline_view.h"
+#include "views/plan_session.h"
+
+using lathe::studio::MainWindow;
+namespace plan = lathe::plan;
+
+namespace {
+
+const QString kRunFolder = QStringLiteral(LATHE_SOURCE_DIR "/tests/data/run_folder");
+
+bool openAndPlan(MainWindow& window, const QString& path) {
+  QSignalSpy loaded(&window, &MainWindow::loadFinished);
+  QSignalSpy planned(window.planSession(), &lathe::views::PlanSession::finished);
+  window.openPath(path);
+  if (!loaded.wait(120000) || !loaded.first().first().toBool()) return false;
+  if (planned.isEmpty() && !planned.wait(120000)) return false;
+  return planned.last().first().toBool();
+}
+
+// The run folder copied, with its profile replaced (the CPU run measured no peak).
+QString copyWithProfile(const QTemporaryDir& dir, const std::string& profileText) {
+  const std::filesystem::path to = dir.path().toStdString();
+  std::filesystem::copy(kRunFolder.toStdString(), to, std::filesystem::copy_options::recursive);
+  QFile file(QString::fromStdString((to / "lathe.profile.json").string()));
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) qFatal("cannot write the profile");
+  file.write(profileText.data(), static_cast<qint64>(profileText.size()));
+  return dir.path();
+}
+
+}  // namespace
+
+class RunFolderTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCOMPARE(lathe::studio::applyLanguage(QStringLiteral("en")), QStringLiteral("en"));
+  }
+
+  void opensOnThePlannedGraphWithTheRunsMeasurements() {
+    MainWindow window(MainWindow::Options{.useSettings = false});
+    QVERIFY(openAndPlan(window, kRunFolder));
+    QCOMPARE(window.planSession()->planRun()->graphId, QStringLiteral("0/0:lathe_joint_graph"));
+    const auto* timeline = window.findChild<lathe::views::MemoryTimelineView*>();
+    QVERIFY(timeline);
+    const plan::MeasuredProfile profile = plan::readProfile((kRunFolder + QStringLiteral("/lathe.profile.json")).toStdString());
+    QVERIFY(!profile.maxPeakBytes());  // measured on the CPU: a time, no peak
+    QCOMPARE(timeline->plottedMeasuredPeakBytes(), 0.0);
+    QVERIFY2(timeline->measuredSummary().startsWith(QStringLiteral("measured (cpu): ")), qPrintable(timeline->measuredSummary()));
+    QVERIFY(timeline->measuredSummary().endsWith(QStringLiteral(", %1 steps").arg(profile.steps.size())));
+  }
+
+  void drawsTheMeasuredPeakOnlyOnAGraphTheRunPlanned() {
+    plan::MeasuredProfile profile = plan::readProfile((kRunFolder + QStringLiteral("/lathe.profile.json")).toStdString());
+    profile.device = "NVIDIA H200";
+    profile.steps[0].peakBytes = 90'000;
+    profile.steps[0].beforeBytes = 40'000;
+    profile.steps[1].peakBytes = 95'000;  // the largest peak
+    profile.steps[1].beforeBytes = 40'000;
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    MainWindow window(MainWindow::Options{.useSettings = false});
+    QVERIFY(openAndPlan(window, copyWithProfile(dir, plan::profileToJson(profile))));
+    const auto* timeline = window.findChild<lathe::views::MemoryTimelineView*>();
+    QCOMPARE(timeline->plottedMeasuredPeakBytes(), 135'000.0);
+    QVERIFY(timeline->measuredSummary().startsWith(QStringLiteral("measured (NVIDIA H200): ")));
+
+    // A graph the run did not plan (torch's aot_joint_graph) gets no measured line.
+    QSignalSpy planned(window.planSession(), &lathe::views::PlanSession::finished);
+    auto* tree = window.findChild<QTreeView*>();
+    const auto* model = qobject_cast<const lathe::views::ArtifactTreeModel*>(tree->model());
+    QVERIFY(model);
+    tree->setCurrentIndex(model->indexOfGraph(QStringLiteral("0/0:aot_joint_graph")));
+    QVERIFY(planned.wait(120000));
+    QCOMPARE(window.planSession()->planRun()->graphId, QStringLiteral("0/0:aot_joint_graph"));
+    QCOMPARE(timeline->plottedMeasuredPeakBytes(), 0.0);
+    QVERIFY(timeline->measuredSummary().isEmpty());
+  }
+
+  void anUnreadableProfileIsAWarningAndTheCaptureOpens() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    MainWindow window(MainWindow::Options{.useSettings = false});
+    QVERIFY(openAndPlan(window, copyWithProfile(dir, "{\"format\": \"lathe.profile/9\"}")));
+    const auto* diagnostics = window.findChild<lathe::views::DiagnosticsModel*>();
+    QVERIFY(diagnostics);
+    QCOMPARE(diagnostics->count(lathe::Severity::Warning), size_t{1});
+    const auto* timeline = window.findChild<lathe::views::MemoryTimelineView*>();
+    QVERIFY(timeline->measuredSummary().isEmpty());
+  }
+};
+
+QTEST_MAIN(RunFolderTest)
+#include "run_folder_test.moc"
