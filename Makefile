@@ -48,4 +48,4 @@ bench: setup-python
 	bench/plan/run.sh
 
 clean:
-	rm -rf build
+	rm -rf build runtime/python/lathe/_native*.so
