@@ -256,3 +256,14 @@ def test_measured_steps_go_to_the_run_folder_profile_which_lathe_reads(tmp_path)
     document = json.load(open(profile))
     assert document["graphs"][0]["plan"] == os.path.join("plans", "0_0_lathe_joint_graph.plan.json")
     assert document["graphs"][0]["predicted_peak_bytes"] == lathe.plans(model)[0].plan.peak_bytes
+
+
+def test_a_plan_larger_than_the_device_is_reported_before_the_step(caplog, tmp_path):
+    # A hardware profile with 64 KiB of memory: the block's plan (about 120 KiB) does not fit.
+    profile = json.load(open(os.path.join(os.path.dirname(__file__), "../../resources/hw/h200.json")))
+    profile["hbm_capacity"]["value"] = 65536
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps(profile))
+    with caplog.at_level("WARNING", logger="lathe"):
+        run_step(lathe.compile(Block(), policy="heuristic", hw=str(small)))
+    assert any("exceeds the 0.00 GiB" in r.getMessage() for r in caplog.records), caplog.text

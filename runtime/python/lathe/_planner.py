@@ -102,6 +102,12 @@ def plan_joint(fx_text: str, graph_id: str, options: CompileOptions, symbols: Op
                          + (f" ({reason.lstrip('! ')})" if reason else ""))
     for line in plan.warnings:
         log.warning("lathe: %s: %s", graph_id, line)
+    capacity = device_memory(hardware)
+    if plan.peak_bytes > capacity:
+        # The torch and heuristic policies do not look at memory: say so before the step runs out of it.
+        log.warning("lathe: %s: the plan's predicted peak %.2f GiB exceeds the %.2f GiB of %s; "
+                    "memory= with policy='budget' plans within it", graph_id, plan.peak_bytes / 2**30,
+                    capacity / 2**30, "the device" if torch.cuda.is_available() else hardware)
     return GraphPlan(graph_id, hardware, pipeline, plan, seconds)
 
 
