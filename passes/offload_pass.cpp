@@ -8,16 +8,12 @@
 #include "analysis/memory_timeline.h"
 #include "passes/recompute.h"
 #include "util/diagnostics.h"
+#include "util/format.h"
 
 namespace lathe::passes {
 
 namespace {
 
-std::string mib(uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return text;
-}
 
 std::string ms(double seconds) {
   char text[32];
@@ -125,9 +121,9 @@ PassResult OffloadPass::run(const PassContext& context, const plan::PlanState& b
   result.diff.push_back("offload(" + policy + "): " + std::to_string(residentUnits) + " of " +
                         std::to_string(decision.resident.size()) + " units resident, step " + ms(decision.stepSeconds) +
                         " (floor " + ms(decision.floorSeconds) + ", bubbles " + ms(decision.bubbleSeconds) +
-                        "), peak weights " + mib(decision.peakWeightBytes) + " of " + mib(decision.budgetBytes));
+                        "), peak weights " + formatBytes(decision.peakWeightBytes) + " of " + formatBytes(decision.budgetBytes));
   for (size_t u = 0; u < decision.resident.size(); ++u) {
-    if (decision.resident[u]) result.diff.push_back("= resident " + problem.unitNames[u] + " (" + mib(problem.unitBytes[u]) + ")");
+    if (decision.resident[u]) result.diff.push_back("= resident " + problem.unitNames[u] + " (" + formatBytes(problem.unitBytes[u]) + ")");
   }
   for (const plan::Prefetch& p : decision.prefetches) {
     const auto segmentName = [&](int32_t s) {

@@ -16,6 +16,7 @@
 #include "passes/min_cut.h"
 #include "plan/plan_bind.h"
 #include "util/diagnostics.h"
+#include "util/format.h"
 #include "util/input.h"
 #include "util/json_limits.h"
 
@@ -791,11 +792,6 @@ std::vector<NodeId> savedFromFile(const ir::Graph& graph, const std::string& pat
   return saved;
 }
 
-std::string formatMiB(uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return text;
-}
 
 }  // namespace
 
@@ -835,11 +831,11 @@ PassResult resultFor(const PassContext& context, const JointInfo& joint, const s
     result.stats.push_back({"budget_met", budgetMet ? 1.0 : 0.0, ""});
   }
   result.diff.push_back("recompute(" + policy + "): save " + std::to_string(savedTensors) + " values (" +
-                        formatMiB(eval.savedBytes) + "), recompute " + std::to_string(decision.recomputed.size()) +
-                        " nodes, step peak " + formatMiB(eval.timeline.peakBytes));
+                        formatBytes(eval.savedBytes) + "), recompute " + std::to_string(decision.recomputed.size()) +
+                        " nodes, step peak " + formatBytes(eval.timeline.peakBytes));
   if (!budgetMet) {
-    result.diff.push_back("! budget " + formatMiB(budget->bytes) + " is below the smallest peak found, " +
-                          formatMiB(eval.timeline.peakBytes) + "; the plan with that peak is kept");
+    result.diff.push_back("! budget " + formatBytes(budget->bytes) + " is below the smallest peak found, " +
+                          formatBytes(eval.timeline.peakBytes) + "; the plan with that peak is kept");
   }
   for (size_t i = 0; i < decision.saved.size(); ++i) {
     result.diff.push_back("+ saved " + std::string(context.graph.name(decision.saved[i])) + "  (" + decision.savedReasons[i] + ")");

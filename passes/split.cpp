@@ -9,6 +9,7 @@
 
 #include "analysis/joint.h"
 #include "util/diagnostics.h"
+#include "util/format.h"
 
 namespace lathe::passes {
 
@@ -28,22 +29,6 @@ bool isInput(const ir::Node& node) {
   return node.kind == ir::NodeKind::Placeholder || node.kind == ir::NodeKind::GetAttr;
 }
 
-std::string formatBytes(uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[48];
-  if (unit == 0) {
-    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
-  } else {
-    std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
-  }
-  return text;
-}
 
 std::string plural(size_t count, std::string_view word) {
   return std::to_string(count) + " " + std::string(word) + (count == 1 ? "" : "s");

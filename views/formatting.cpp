@@ -1,5 +1,7 @@
 #include "views/formatting.h"
 
+#include "util/format.h"
+
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <array>
@@ -36,7 +38,7 @@ ByteUnit byteAxisUnit(double largestBytes) {
 }
 
 QString formatBytes(uint64_t bytes) {
-  return scaled(static_cast<double>(bytes), 1024.0, {"B", "KiB", "MiB", "GiB", "TiB", "PiB"});
+  return QString::fromStdString(lathe::formatBytes(bytes));
 }
 
 QString formatFlops(double flops) {

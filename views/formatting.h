@@ -12,7 +12,7 @@
 namespace lathe::views {
 
 [[nodiscard]] QString toQString(std::string_view text);
-// 1536 -> "1.5 KiB"
+// lathe::formatBytes (core/util/format.h) as a QString: 1536 -> "1.50 KiB"
 [[nodiscard]] QString formatBytes(uint64_t bytes);
 // The unit a memory axis reads best in when its values reach `largestBytes`: GiB from 1 GiB, MiB
 // from 1 MiB, else KiB (a tiny graph's timeline would otherwise read 0.008 GiB).

@@ -41,17 +41,6 @@ void Table::print(std::ostream& out, const std::string& indent) const {
   for (const auto& row : rows_) printRow(row);
 }
 
-std::string formatBytes(uint64_t bytes) {
-  static constexpr std::array units{"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024.0 && unit + 1 < units.size()) {
-    value /= 1024.0;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
-}
-
 CLI::Option* addOutputOption(CLI::App* command, std::string& path, const std::string& description) {
   return command->add_option("-o,--output", path, description)
       ->check(CLI::Validator(

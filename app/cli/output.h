@@ -1,6 +1,8 @@
 // Output helpers for the CLI: aligned text tables, human-readable sizes, the -o option.
 #pragma once
 
+#include "util/format.h"  // formatBytes, for every command
+
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <ostream>
@@ -23,8 +25,6 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// 1536 -> "1.5 KiB"
-[[nodiscard]] std::string formatBytes(uint64_t bytes);
 // Seconds with a sensible unit: "12.3 s", "45 ms".
 [[nodiscard]] std::string formatSeconds(double seconds);
 

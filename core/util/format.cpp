@@ -1,0 +1,27 @@
+#include "util/format.h"
+
+#include <array>
+#include <cstdio>
+
+namespace lathe {
+
+std::string formatBytes(uint64_t bytes) {
+  static constexpr std::array<const char*, 6> kUnits{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < kUnits.size()) {
+    value /= 1024.0;
+    ++unit;
+  }
+  std::array<char, 48> text{};
+  if (unit == 0) {
+    std::snprintf(text.data(), text.size(), "%llu B", static_cast<unsigned long long>(bytes));
+  } else {
+    // Rounding can carry to the next power of ten (999.6 KiB prints as "1000 KiB"): fine for reading.
+    const int decimals = value < 10 ? 2 : (value < 100 ? 1 : 0);
+    std::snprintf(text.data(), text.size(), "%.*f %s", decimals, value, kUnits[unit]);
+  }
+  return text.data();
+}
+
+}  // namespace lathe

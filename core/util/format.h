@@ -1,0 +1,13 @@
+// Sizes as people read them, one way everywhere: the CLI's tables, the passes' diffs, the studio.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lathe {
+
+// Binary units with three significant digits: 512 -> "512 B", 1536 -> "1.50 KiB",
+// 1153433 -> "1.10 MiB", 10374889472 -> "9.66 GiB", 147968 -> "144 KiB".
+[[nodiscard]] std::string formatBytes(uint64_t bytes);
+
+}  // namespace lathe

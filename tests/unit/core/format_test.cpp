@@ -1,0 +1,22 @@
+#include "util/format.h"
+
+#include <gtest/gtest.h>
+
+namespace lathe {
+namespace {
+
+TEST(FormatBytes, BinaryUnitsWithThreeSignificantDigits) {
+  EXPECT_EQ(formatBytes(0), "0 B");
+  EXPECT_EQ(formatBytes(1023), "1023 B");
+  EXPECT_EQ(formatBytes(1024), "1.00 KiB");
+  EXPECT_EQ(formatBytes(1536), "1.50 KiB");
+  EXPECT_EQ(formatBytes(147968), "144 KiB");
+  EXPECT_EQ(formatBytes(1153433), "1.10 MiB");
+  EXPECT_EQ(formatBytes(uint64_t{1737} << 20), "1.70 GiB");
+  EXPECT_EQ(formatBytes(10374889472), "9.66 GiB");
+  EXPECT_EQ(formatBytes(uint64_t{45} << 30), "45.0 GiB");
+  EXPECT_EQ(formatBytes(UINT64_MAX), "16384 PiB");  // the largest unit keeps counting
+}
+
+}  // namespace
+}  // namespace lathe
