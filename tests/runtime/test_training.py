@@ -41,3 +41,20 @@ def test_training_step_matches_eager(name, policy):
     plans = lathe.plans(model)
     assert_forward_saves_the_plan(plans)
     assert all(p.plan.policy == policy for p in plans)
+
+
+def test_one_decorator_on_the_hugging_face_llama_block_class_compiles_every_layer(monkeypatch):
+    from transformers.models.llama import modeling_llama
+
+    reference, _ = make_pair("llama")
+    # lathe.compile on a class hooks its __init__, as magi_compile does; undone after the test.
+    monkeypatch.setattr(modeling_llama.LlamaDecoderLayer, "__init__", modeling_llama.LlamaDecoderLayer.__init__)
+    lathe.compile(modeling_llama.LlamaDecoderLayer, policy="heuristic")
+    torch.manual_seed(0)
+    model = type(reference)(reference.config).train()
+    model.load_state_dict(reference.state_dict())
+    for seed in (1, 2):
+        assert_step_matches_eager(reference, model, batch(seed))
+    layers = list(model.model.layers)
+    assert len(layers) == 2 and all(len(lathe.plans(layer)) == 1 for layer in layers)
+    assert_forward_saves_the_plan([p for layer in layers for p in lathe.plans(layer)])
