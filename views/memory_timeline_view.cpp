@@ -58,6 +58,21 @@ SnapshotCurve readSnapshotCurve(const QString& path) {
   return curve;
 }
 
+// A level across the whole plot at `y` (axis units), labelled above it at `x`.
+void addLevel(QCustomPlot* plot, double y, const QPen& pen, const QString& text, const QColor& textColor, double x,
+              Qt::Alignment side) {
+  auto* line = new QCPItemStraightLine(plot);
+  line->setPen(pen);
+  line->point1->setCoords(0, y);
+  line->point2->setCoords(1, y);
+  auto* label = new QCPItemText(plot);
+  label->setText(text);
+  label->setColor(textColor);
+  label->position->setCoords(x, y);
+  label->setPositionAlignment(Qt::AlignBottom | side);
+  label->setPadding(QMargins(4, 2, 4, 2));
+}
+
 }  // namespace
 
 MemoryTimelineView::MemoryTimelineView(PlanSession* session, QWidget* parent)
@@ -171,6 +186,34 @@ void MemoryTimelineView::updateButtons() {
   clearSnapshotButton_->setVisible(!snapshot_.bytes.isEmpty());
 }
 
+double MemoryTimelineView::showMeasured(const QString& graphId) {
+  const bool runPlannedThisGraph =
+      profile_ && !profile_->steps.empty() &&
+      std::any_of(profile_->graphs.begin(), profile_->graphs.end(),
+                  [&](const plan::ProfiledGraph& g) { return toQString(g.graphId) == graphId; });
+  if (!runPlannedThisGraph) return 0;
+  measuredSummary_ = tr("measured (%1): %2 median, %n step(s)", nullptr, static_cast<int>(profile_->steps.size()))
+                         .arg(toQString(profile_->device), formatSeconds(profile_->medianStepSeconds()));
+  // In the legend, where it never covers the plan: an entry without data, in the measured pen.
+  const QPen pen(kSnapshotColor, 1.8, Qt::DashLine);
+  QCPGraph* summary = plot_->addGraph();
+  summary->setName(measuredSummary_);
+  summary->setPen(pen);
+  const std::optional<uint64_t> peak = profile_->maxPeakBytes();
+  if (!peak) {
+    plot_->setToolTip(tr("The run measured no peak: %1 keeps no allocator statistics.").arg(toQString(profile_->device)));
+    return 0;
+  }
+  const uint64_t before = profile_->maxBeforeBytes();
+  measuredPeakBytes_ = static_cast<double>(*peak + before);
+  const double inUnits = measuredPeakBytes_ / unit_.bytes;
+  addLevel(plot_, inUnits, pen,
+           tr("measured peak %1 (%2 above the %3 held before)")
+               .arg(formatBytes(*peak + before), formatBytes(*peak), formatBytes(before)),
+           kSnapshotColor.darker(120), 0, Qt::AlignLeft);
+  return inUnits;
+}
+
 void MemoryTimelineView::showCurrentStep() {
   plot_->clearGraphs();
   plot_->clearItems();
@@ -266,50 +309,12 @@ void MemoryTimelineView::showCurrentStep() {
     budgetBytes_ = static_cast<double>(run->budget->budgetBytes);
     const double budgetInUnits = budgetBytes_ / unit_.bytes;
     highest = std::max(highest, budgetInUnits);
-    auto* budgetLine = new QCPItemStraightLine(plot_);
-    budgetLine->setPen(QPen(kBudgetColor, 1.5, Qt::DashDotLine));
-    budgetLine->point1->setCoords(0, budgetInUnits);
-    budgetLine->point2->setCoords(1, budgetInUnits);
-    auto* budgetLabel = new QCPItemText(plot_);
-    budgetLabel->setText(run->budgetMet() ? tr("budget %1").arg(formatBytes(run->budget->budgetBytes))
-                                          : tr("budget %1 cannot be met").arg(formatBytes(run->budget->budgetBytes)));
-    budgetLabel->setColor(kBudgetColor);
-    budgetLabel->position->setCoords(xEnd - 1, budgetInUnits);
-    budgetLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignRight);
-    budgetLabel->setPadding(QMargins(4, 2, 4, 2));
+    addLevel(plot_, budgetInUnits, QPen(kBudgetColor, 1.5, Qt::DashDotLine),
+             run->budgetMet() ? tr("budget %1").arg(formatBytes(run->budget->budgetBytes))
+                              : tr("budget %1 cannot be met").arg(formatBytes(run->budget->budgetBytes)),
+             kBudgetColor, xEnd - 1, Qt::AlignRight);
   }
-  const bool runPlannedThisGraph =
-      profile_ && std::any_of(profile_->graphs.begin(), profile_->graphs.end(),
-                              [&](const plan::ProfiledGraph& g) { return toQString(g.graphId) == run->graphId; });
-  if (runPlannedThisGraph && !profile_->steps.empty()) {
-    measuredSummary_ = tr("measured (%1): %2 median, %n step(s)", nullptr, static_cast<int>(profile_->steps.size()))
-                           .arg(toQString(profile_->device), formatSeconds(profile_->medianStepSeconds()));
-    const std::optional<uint64_t> peak = profile_->maxPeakBytes();
-    if (peak) {
-      uint64_t before = 0;
-      for (const plan::ProfiledStep& step : profile_->steps) before = std::max(before, step.beforeBytes.value_or(0));
-      measuredPeakBytes_ = static_cast<double>(*peak + before);
-      const double inUnits = measuredPeakBytes_ / unit_.bytes;
-      highest = std::max(highest, inUnits);
-      auto* line = new QCPItemStraightLine(plot_);
-      line->setPen(QPen(kSnapshotColor, 1.8, Qt::DashLine));
-      line->point1->setCoords(0, inUnits);
-      line->point2->setCoords(1, inUnits);
-      auto* label = new QCPItemText(plot_);
-      label->setText(tr("measured peak %1 (%2 above the %3 held before)")
-                         .arg(formatBytes(static_cast<uint64_t>(measuredPeakBytes_)), formatBytes(*peak), formatBytes(before)));
-      label->setColor(kSnapshotColor.darker(120));
-      label->position->setCoords(0, inUnits);
-      label->setPositionAlignment(Qt::AlignBottom | Qt::AlignLeft);
-      label->setPadding(QMargins(4, 2, 4, 2));
-    } else {
-      plot_->setToolTip(tr("The run measured no peak: %1 keeps no allocator statistics.").arg(toQString(profile_->device)));
-    }
-    // In the legend, where it never covers the plan: an entry without data, in the measured pen.
-    QCPGraph* summary = plot_->addGraph();
-    summary->setName(measuredSummary_);
-    summary->setPen(QPen(kSnapshotColor, 1.8, Qt::DashLine));
-  }
+  highest = std::max(highest, showMeasured(run->graphId));
   const double top = highest * 1.2 > 0 ? highest * 1.2 : 1.0;
   const auto& schedule = planned->schedule;
   const QPen peakPen(QColor(0xc0, 0x20, 0x20), 1.5, Qt::DashLine);

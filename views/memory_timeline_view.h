@@ -78,6 +78,9 @@ class MemoryTimelineView : public QWidget {
 
  private:
   void showCurrentStep();
+  // The run's measurements for the graph on show (legend entry, peak line); returns the peak line's
+  // height in axis units, 0 when none is drawn.
+  double showMeasured(const QString& graphId);
   void onPlotClicked(QMouseEvent* event);
   void updateButtons();
 

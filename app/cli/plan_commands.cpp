@@ -205,10 +205,7 @@ int runProfile(const GlobalOptions& /*global*/) {
   if (std::filesystem::is_directory(path)) path /= "lathe.profile.json";
   const plan::MeasuredProfile profile = plan::readProfile(path);
   const std::optional<uint64_t> peak = profile.maxPeakBytes();
-  std::optional<uint64_t> before;
-  for (const plan::ProfiledStep& s : profile.steps) {
-    if (s.beforeBytes) before = std::max(before.value_or(0), *s.beforeBytes);
-  }
+  const uint64_t before = profile.maxBeforeBytes();
   double predictedStep = 0;
   for (const plan::ProfiledGraph& g : profile.graphs) predictedStep += g.predictedStepSeconds;
   if (o.json) {
@@ -236,10 +233,10 @@ int runProfile(const GlobalOptions& /*global*/) {
   }
   std::cout << '\n';
   if (peak) {
-    std::cout << fmt::format("peak {} above the {} held before the step", formatBytes(*peak), formatBytes(before.value_or(0)));
+    std::cout << fmt::format("peak {} above the {} held before the step", formatBytes(*peak), formatBytes(before));
     // One graph's plan predicts the whole step's peak (what it holds before included).
     if (profile.graphs.size() == 1 && profile.graphs[0].predictedPeakBytes > 0) {
-      const uint64_t measured = *peak + before.value_or(0);
+      const uint64_t measured = *peak + before;
       std::cout << fmt::format("; {} in all, predicted {} (measured/predicted {:.2f})", formatBytes(measured),
                                formatBytes(profile.graphs[0].predictedPeakBytes),
                                static_cast<double>(measured) / static_cast<double>(profile.graphs[0].predictedPeakBytes));

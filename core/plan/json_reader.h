@@ -1,6 +1,6 @@
 // Reading our own JSON formats (plan bundles, measured profiles) value by value: every read checks
 // type and range, and a failure is Error(BadInput) "<source>: <JSON path>: <what>", naming the first
-// bad value ("$.timeline.peak_step"). Parse with parseJsonBounded (util/json_limits.h) first.
+// bad value ("$.timeline.peak_step"). readFormatDocument parses and checks the format first.
 #pragma once
 
 #include <cmath>
@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/diagnostics.h"
+#include "util/json_limits.h"
 
 namespace lathe::plan {
 
@@ -124,5 +125,27 @@ class JsonReader {
  private:
   std::string source_;
 };
+
+// Parses one of our documents within `limits`: an object whose "format" is exactly `format`
+// ("lathe.plan/1"). Error(BadInput) "<source>: not a JSON object (...)", or naming the format found,
+// "(another version)" when only its version differs.
+[[nodiscard]] inline Json readFormatDocument(std::string_view text, const std::string& source, const JsonLimits& limits,
+                                             std::string_view format) {
+  Json doc;
+  try {
+    doc = parseJsonBounded<Json>(text, source, limits);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::BadInput, source + ": not a JSON object (" + e.what() + ")");
+  }
+  const JsonReader r(source);
+  const JsonAt j(doc);
+  if (!doc.is_object()) r.fail(j, "not a JSON object");
+  const std::string found = r.has(j, "format") ? r.value<std::string>(j, "format") : "";
+  if (found != format) {
+    const std::string_view family = format.substr(0, format.find('/') + 1);  // "lathe.plan/"
+    r.fail(j, "format \"" + found + "\" is not " + std::string(format) + (found.starts_with(family) ? " (another version)" : ""));
+  }
+  return doc;
+}
 
 }  // namespace lathe::plan

@@ -141,19 +141,8 @@ std::string planToJson(const PlanBundle& plan) {
 
 PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {
   const Reader r(sourceName);
-  Json doc;
-  try {
-    doc = parseJsonBounded<Json>(text, sourceName, kPlanJsonLimits);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::BadInput, sourceName + ": not a JSON object (" + e.what() + ")");
-  }
+  const Json doc = readFormatDocument(text, sourceName, kPlanJsonLimits, kPlanFormat);
   const At j(doc);
-  if (!doc.is_object()) r.fail(j, "not a JSON object");
-  const std::string format = r.has(j, "format") ? r.value<std::string>(j, "format") : "";
-  if (format != kPlanFormat) {
-    r.fail(j, "format \"" + format + "\" is not " + std::string(kPlanFormat) +
-                  (format.starts_with("lathe.plan/") ? " (another version)" : ""));
-  }
   PlanBundle plan;
   const At source = r.field(j, "source");
   plan.artifact = r.value<std::string>(source, "artifact");

@@ -45,6 +45,12 @@ std::optional<uint64_t> MeasuredProfile::maxPeakBytes() const {
   return peak;
 }
 
+uint64_t MeasuredProfile::maxBeforeBytes() const {
+  uint64_t before = 0;
+  for (const ProfiledStep& s : steps) before = std::max(before, s.beforeBytes.value_or(0));
+  return before;
+}
+
 std::string profileToJson(const MeasuredProfile& profile) {
   Json j = {{"format", kProfileFormat},
             {"device", {{"name", profile.device}, {"memory_bytes", profile.deviceMemoryBytes}}},
@@ -68,19 +74,8 @@ std::string profileToJson(const MeasuredProfile& profile) {
 
 MeasuredProfile profileFromJson(std::string_view text, const std::string& sourceName) {
   const Reader r(sourceName);
-  Json doc;
-  try {
-    doc = parseJsonBounded<Json>(text, sourceName, kProfileJsonLimits);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::BadInput, sourceName + ": not a JSON object (" + e.what() + ")");
-  }
+  const Json doc = readFormatDocument(text, sourceName, kProfileJsonLimits, kProfileFormat);
   const At j(doc);
-  if (!doc.is_object()) r.fail(j, "not a JSON object");
-  const std::string format = r.has(j, "format") ? r.value<std::string>(j, "format") : "";
-  if (format != kProfileFormat) {
-    r.fail(j, "format \"" + format + "\" is not " + std::string(kProfileFormat) +
-                  (format.starts_with("lathe.profile/") ? " (another version)" : ""));
-  }
   MeasuredProfile profile;
   const At device = r.field(j, "device");
   profile.device = r.name(r.field(device, "name"));

@@ -53,6 +53,8 @@ struct MeasuredProfile {
   [[nodiscard]] double medianStepSeconds() const;
   // The largest peak of the steps that have one.
   [[nodiscard]] std::optional<uint64_t> maxPeakBytes() const;
+  // The most any step held before it began (0 when none says).
+  [[nodiscard]] uint64_t maxBeforeBytes() const;
 };
 
 [[nodiscard]] std::string profileToJson(const MeasuredProfile& profile);

@@ -126,11 +126,6 @@ JointPlan bindPlan(const std::string& fxText, const std::string& graphId, const 
   return fromBundle(bundle, *graph, bound.state, diagnostics);
 }
 
-std::string fingerprintOf(const std::string& fxText) {
-  Diagnostics diagnostics;
-  return plan::graphFingerprint(*parseGraph(fxText, "<graph>", diagnostics));
-}
-
 void setOpFlags(const std::string& target, bool computeSensitive, bool subgraphBoundary, bool fusible) {
   ir::OpFlags flags;
   flags.computeSensitive = computeSensitive;
@@ -165,7 +160,6 @@ NB_MODULE(_native, m) {
         nb::arg("symbols") = SymbolHints{},
         nb::call_guard<nb::gil_scoped_release>(),
         "Applies a plan bundle to the graph it was made for; refuses another graph's plan.");
-  m.def("fingerprint", &fingerprintOf, nb::arg("fx_text"), "The fingerprint plan bundles record for a graph.");
   m.def("set_op_flags", &setOpFlags, nb::arg("target"), nb::arg("compute_sensitive") = false,
         nb::arg("subgraph_boundary") = false, nb::arg("fusible") = false,
         "Sets an op's planner flags, as `lathe plan --op-flag` does.");

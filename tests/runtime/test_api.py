@@ -22,6 +22,10 @@ class Block(torch.nn.Module):
         return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
 
 
+# The `lathe` CLI: CTest names the one it built; run by hand, the default build's.
+CLI = os.environ.get("LATHE_CLI") or os.path.join(os.path.dirname(__file__), "../../build/default/app/cli/lathe")
+
+
 def run_step(module, seed=0):
     x = torch.randn(4, 8, 32, generator=torch.Generator().manual_seed(seed))
     module(x).pow(2).mean().backward()
@@ -108,9 +112,8 @@ def test_run_folder_plans_apply_back_and_another_graphs_plan_is_refused(tmp_path
     assert glob.glob(str(tmp_path / "**" / "*.log"), recursive=True), "no TORCH_TRACE log in the run folder"
 
     # A plan made by the CLI from the run's capture is of the graph the runtime planned: it applies.
-    cli = os.environ.get("LATHE_CLI") or os.path.join(os.path.dirname(__file__), "../../build/default/app/cli/lathe")
     cli_plan = str(tmp_path / "cli.plan.json")
-    subprocess.run([cli, "plan", str(tmp_path), "--pipeline", "split,fusion,recompute(policy=torch)", "-o", cli_plan],
+    subprocess.run([CLI, "plan", str(tmp_path), "--pipeline", "split,fusion,recompute(policy=torch)", "-o", cli_plan],
                    check=True, capture_output=True)
     assert json.load(open(cli_plan))["source"]["fingerprint"] == bundle["source"]["fingerprint"]
     torch._dynamo.reset()
@@ -249,8 +252,7 @@ def test_measured_steps_go_to_the_run_folder_profile_which_lathe_reads(tmp_path)
     count, graphs, median, peak = lathe._native.check_profile(str(profile))  # the C++ reader
     assert (count, graphs) == (3, 1) and median > 0 and peak is None  # no allocator statistics on the CPU
     # `lathe profile FOLDER` sets the measured steps beside the plan's prediction.
-    cli = os.environ.get("LATHE_CLI") or os.path.join(os.path.dirname(__file__), "../../build/default/app/cli/lathe")
-    report = subprocess.run([cli, "profile", str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    report = subprocess.run([CLI, "profile", str(tmp_path)], capture_output=True, text=True, check=True).stdout
     assert "0/0:lathe_joint_graph" in report and "measured over 3 steps" in report and "predicted" in report
     assert "peak: not measured (no allocator statistics on cpu)" in report
     document = json.load(open(profile))

@@ -32,7 +32,7 @@ class LatheBackend:
         self.recorder = StepRecorder()
         self._lock = threading.Lock()
 
-    def _record(self, plan: GraphPlan, fx_text: str) -> None:
+    def _record(self, plan: GraphPlan) -> None:
         with self._lock:
             self.plans.append(plan)
         if self.run_folder is not None:

@@ -10,6 +10,7 @@ runs then saves exactly the planner's set.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import operator
 import os
@@ -23,7 +24,7 @@ from torch._inductor.custom_graph_pass import CustomPartitionerFn
 
 from ._errors import LatheError
 from ._options import CompileOptions
-from . import _planner
+from . import _custom_ops, _planner
 
 
 # The TORCH_TRACE artifact holding the joint graph as Lathe planned it (after Inductor's joint passes
@@ -105,6 +106,18 @@ def saved_nodes(joint_graph: fx.Graph, names: Sequence[str], graph_id: str) -> t
     return saved, through_getitems
 
 
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> bytes:
+    """The runtime's own code and native module, hashed once per process (uuid is asked per compile)."""
+    digest = hashlib.sha256()
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py") or name.startswith("_native"):
+            with open(os.path.join(here, name), "rb") as f:
+                digest.update(f.read())
+    return digest.digest()
+
+
 class _PartitionerKey(str):
     """What a LathePartitioner pickles as (a cache key, not a partitioner)."""
 
@@ -112,14 +125,15 @@ class _PartitionerKey(str):
 class LathePartitioner(CustomPartitionerFn):
     """One per compiled graph family; `on_plan` sees each joint graph's plan (run folders, tests)."""
 
-    def __init__(self, options: CompileOptions, on_plan: Optional[Callable[[_planner.GraphPlan, str], None]] = None,
+    def __init__(self, options: CompileOptions, on_plan: Optional[Callable[[_planner.GraphPlan], None]] = None,
                  graph_id: Callable[[], str] = lambda: "joint") -> None:
         self.options = options
         self.on_plan = on_plan
         self.graph_id = graph_id
-        self.plans: list[_planner.GraphPlan] = []
 
     def __call__(self, gm: fx.GraphModule, joint_inputs: Sequence[object], **kwargs: Any):
+        made: list[_planner.GraphPlan] = []  # this call's plan (torch may not ask: no backward)
+
         def choose_saved_values_set(joint_graph: fx.Graph, node_info: Any, *args: Any, **kw: Any) -> list[fx.Node]:
             text = readable_text(joint_graph.owning_module or gm)
             # The graph exactly as planned goes into TORCH_TRACE, so that a plan made from the run's
@@ -129,22 +143,20 @@ class LathePartitioner(CustomPartitionerFn):
                 payload_fn=lambda: text)
             graph_id = self.graph_id()
             plan = _planner.plan_joint(text, graph_id, self.options, size_hints(joint_graph))
-            self.plans.append(plan)
-            if self.on_plan is not None:
-                self.on_plan(plan, text)
-            saved, through_getitems = saved_nodes(joint_graph, plan.plan.saved, graph_id)
+            saved, plan.saved_through_getitems = saved_nodes(joint_graph, plan.plan.saved, graph_id)
             plan.torch_saved = [n.name for n in saved if not _is_sym(n)]
-            plan.saved_through_getitems = through_getitems
+            made.append(plan)
             return saved
 
-        planned = len(self.plans)
         with mock.patch.object(partitioners, "choose_saved_values_set", choose_saved_values_set):
             forward, backward = partitioners.min_cut_rematerialization_partition(gm, joint_inputs, **kwargs)
-        if len(self.plans) > planned:
+        for plan in made:
             # What the forward that runs returns beyond the model's outputs is what it saves.
             outputs = forward.graph.output_node().args[0]
-            self.plans[-1].forward_saved = [n.name for n in outputs[kwargs["num_fwd_outputs"]:]
-                                            if isinstance(n, fx.Node) and not _is_sym(n)]
+            plan.forward_saved = [n.name for n in outputs[kwargs["num_fwd_outputs"]:]
+                                  if isinstance(n, fx.Node) and not _is_sym(n)]
+            if self.on_plan is not None:
+                self.on_plan(plan)
         return forward, backward
 
     def __reduce__(self):
@@ -157,13 +169,11 @@ class LathePartitioner(CustomPartitionerFn):
 
     def uuid(self) -> Optional[Any]:
         # Inductor caches compiled graphs by this key: it must change with anything that changes
-        # the saved set (options, the plan file's bytes, the planner and this runtime's code).
+        # the saved set (options, custom-op flags, the plan file's bytes, the planner's and this
+        # runtime's code).
         digest = hashlib.sha256(repr(self.options).encode())
-        here = os.path.dirname(os.path.abspath(__file__))
-        for name in sorted(os.listdir(here)):
-            if name.endswith(".py") or name.startswith("_native"):
-                with open(os.path.join(here, name), "rb") as f:
-                    digest.update(f.read())
+        digest.update(repr(sorted(_custom_ops.registered_flags().items())).encode())
+        digest.update(_code_digest())
         if self.options.plan:
             with open(self.options.plan, "rb") as f:
                 digest.update(f.read())

@@ -16,9 +16,9 @@ from . import _custom_ops
 def op_key(target: Any) -> Optional[str]:
     """The planner's key of a call target ('mylib.attn'), or None for what is not a torch op."""
     if isinstance(target, torch._ops.OpOverload):
-        return target._schema.name.replace("::", ".")
+        return _custom_ops.planner_key(target._schema.name)
     if isinstance(target, torch._ops.OpOverloadPacket):
-        return target._qualified_op_name.replace("::", ".")
+        return _custom_ops.planner_key(target._qualified_op_name)
     return None
 
 

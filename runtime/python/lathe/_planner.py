@@ -12,13 +12,7 @@ import torch
 from ._errors import LatheError
 from ._options import CompileOptions, parse_bytes
 
-try:
-    from . import _native
-except ImportError as error:  # pragma: no cover - a build problem, reported as such
-    raise ImportError(
-        "lathe: the native planner module (lathe._native) is missing or does not load: "
-        f"{error}. Build it with `make` (it is written into runtime/python/lathe/)."
-    ) from error
+from . import _native
 
 log = logging.getLogger("lathe")
 
@@ -114,6 +108,3 @@ def plan_joint(fx_text: str, graph_id: str, options: CompileOptions, symbols: Op
 def set_op_flags(target: str, *, compute_sensitive: bool, subgraph_boundary: bool) -> None:
     _native.set_op_flags(target, compute_sensitive=compute_sensitive, subgraph_boundary=subgraph_boundary)
 
-
-def fingerprint(fx_text: str) -> Optional[str]:
-    return _native.fingerprint(fx_text)

@@ -8,13 +8,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 import time
 from typing import Any, Iterator, Optional
 
 import torch
 
 from ._errors import LatheError
+from ._run_folder import write_atomically
 
 PROFILE_FORMAT = "lathe.profile/1"
 PROFILE_FILE = "lathe.profile.json"
@@ -59,16 +59,7 @@ def write_profile(folder: str, plans: list, plan_files: dict, steps: list[dict])
               for p in plans]
     document = {"format": PROFILE_FORMAT, "device": _device(), "torch": torch.__version__, "graphs": graphs,
                 "steps": steps}
-    target = os.path.join(folder, PROFILE_FILE)
-    fd, temp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(document, f, indent=1)
-        os.replace(temp, target)
-    except BaseException:
-        os.unlink(temp)
-        raise
-    return target
+    return write_atomically(os.path.join(folder, PROFILE_FILE), json.dumps(document, indent=1))
 
 
 def backend_of(compiled: Any) -> Any:

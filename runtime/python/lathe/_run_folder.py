@@ -36,14 +36,19 @@ class RunFolder:
         _internal.trace_log.setLevel(logging.DEBUG)
 
     def write_plan(self, plan: GraphPlan) -> str:
-        """Writes the graph's plan bundle atomically; returns its path."""
-        target = os.path.join(self.path, "plans", _file_name(plan.graph_id) + ".plan.json")
-        fd, temp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(plan.plan.bundle_json)
-            os.replace(temp, target)
-        except BaseException:
-            os.unlink(temp)
-            raise
-        return target
+        """Writes the graph's plan bundle; returns its path."""
+        return write_atomically(os.path.join(self.path, "plans", _file_name(plan.graph_id) + ".plan.json"),
+                                plan.plan.bundle_json)
+
+
+def write_atomically(target: str, text: str) -> str:
+    """Writes `text` to `target` through a temporary file beside it: never half a file."""
+    fd, temp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(temp, target)
+    except BaseException:
+        os.unlink(temp)
+        raise
+    return target
