@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <queue>
 #include <set>
@@ -306,20 +307,25 @@ void requireTrainingStep(const ir::Graph& graph, const JointInfo& joint) {
 }
 
 // Completes a saved set so that the backward can run: a value the backward needs but cannot
-// compute is saved itself.
-std::vector<NodeId> closeSavedSet(const ir::Graph& graph, const JointInfo& joint, std::vector<NodeId> saved) {
+// compute is saved itself. The step the completed set makes comes with it.
+struct ClosedSet {
+  std::vector<NodeId> saved;  // the set given, with what it lacked (sorted when anything was added)
+  analysis::StepPartition step;
+};
+ClosedSet closeSavedSet(const ir::Graph& graph, const JointInfo& joint, std::vector<NodeId> saved) {
   for (int round = 0; round < 64; ++round) {
-    const analysis::StepPartition step = analysis::partitionJoint(graph, joint, saved);
+    analysis::StepPartition step = analysis::partitionJoint(graph, joint, saved);
     std::vector<NodeId> add;
     for (NodeId id : step.missing) {
       if (!joint.tangentClosure[id]) add.push_back(id);
     }
-    if (add.empty()) break;
+    if (add.empty()) return {std::move(saved), std::move(step)};
     saved.insert(saved.end(), add.begin(), add.end());
     std::sort(saved.begin(), saved.end());
     saved.erase(std::unique(saved.begin(), saved.end()), saved.end());
   }
-  return saved;
+  analysis::StepPartition step = analysis::partitionJoint(graph, joint, saved);
+  return {std::move(saved), std::move(step)};
 }
 
 plan::RecomputeDecision decisionFor(const ir::Graph& graph, const JointInfo& joint, std::string policy,
@@ -371,7 +377,7 @@ plan::RecomputeDecision torchPolicy(const ir::Graph& graph, const JointInfo& joi
   std::vector<NodeId> saved;
   for (NodeId c : *cut) saved.push_back(canonical.toOriginal[c]);
   std::sort(saved.begin(), saved.end());
-  saved = closeSavedSet(graph, joint, std::move(saved));
+  saved = closeSavedSet(graph, joint, std::move(saved)).saved;
   return decisionFor(graph, joint, "torch", saved, std::vector<std::string>(saved.size(), "min cut"));
 }
 
@@ -439,7 +445,7 @@ plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const JointInfo&
               picks.end());
   std::vector<NodeId> chosen;
   for (const auto& [id, reason] : picks) chosen.push_back(id);
-  chosen = closeSavedSet(graph, joint, std::move(chosen));
+  chosen = closeSavedSet(graph, joint, std::move(chosen)).saved;
   std::vector<std::string> reasons;
   for (NodeId id : chosen) {
     const auto it = std::lower_bound(picks.begin(), picks.end(), std::make_pair(id, std::string()),
@@ -460,12 +466,15 @@ std::vector<double> recomputeSeconds(const PassContext& context) {
   return seconds;
 }
 
-RecomputeEvaluation evaluateSavedSet(const PassContext& context, const JointInfo& joint, std::span<const NodeId> saved,
-                                     std::span<const double> nodeSeconds, std::span<const double> recomputeCost) {
+namespace {
+
+RecomputeEvaluation evaluatePartition(const PassContext& context, const JointInfo& joint, analysis::StepPartition partition,
+                                      std::span<const double> nodeSeconds, std::span<const double> recomputeCost,
+                                      const analysis::TimelineOptions& timelineOptions) {
   RecomputeEvaluation eval;
-  eval.partition = analysis::partitionJoint(context.graph, joint, saved);
+  eval.partition = std::move(partition);
   const analysis::StepSchedule schedule = analysis::trainingSchedule(eval.partition);
-  eval.timeline = analysis::memoryTimeline(context.graph, context.inputs, schedule, &joint, &eval.partition);
+  eval.timeline = analysis::memoryTimeline(context.graph, context.inputs, schedule, &joint, &eval.partition, timelineOptions);
   // A recomputed value costs its recompute price (fused into its backward consumer where it can
   // be); everything else its node time.
   for (size_t i = 0; i < schedule.nodes.size(); ++i) {
@@ -480,6 +489,14 @@ RecomputeEvaluation evaluateSavedSet(const PassContext& context, const JointInfo
     }
   }
   return eval;
+}
+
+}  // namespace
+
+RecomputeEvaluation evaluateSavedSet(const PassContext& context, const JointInfo& joint, std::span<const NodeId> saved,
+                                     std::span<const double> nodeSeconds, std::span<const double> recomputeCost) {
+  return evaluatePartition(context, joint, analysis::partitionJoint(context.graph, joint, saved), nodeSeconds,
+                           recomputeCost, {});
 }
 
 namespace {
@@ -581,18 +598,69 @@ class LagrangianCut {
   std::vector<uint8_t> recomputable_;
 };
 
-}  // namespace
+// What the frontier search keeps of a priced saved set: enough to compare it and to descend from
+// it, not its timeline (a large graph prices thousands of sets).
+struct PricedSet {
+  std::vector<NodeId> saved;  // the step's saved set (values the backward reads)
+  bool valid = false;
+  uint64_t peakBytes = 0;
+  double recomputeSeconds = 0;
+  double stepSeconds = 0;
+  std::vector<std::pair<uint64_t, NodeId>> savedAtPeak;  // saved storages live at the peak, largest first
+};
 
-namespace {
+// Prices saved sets for the frontier search: completes each (closeSavedSet) and evaluates it on
+// the memory timeline. The searches ask for the same sets many times (descents from neighbouring
+// points converge), so a set is priced once; the graph's storage facts are found once.
+class SavedSetPricer {
+ public:
+  SavedSetPricer(const PassContext& context, const JointInfo& joint, std::span<const double> nodeSeconds,
+                 std::span<const double> cost)
+      : context_(context), joint_(joint), nodeSeconds_(nodeSeconds), cost_(cost),
+        facts_(analysis::storageFacts(context.graph)) {}
+
+  // `fresh` is set when the set had not been priced before.
+  const PricedSet& price(std::vector<NodeId> requested, bool* fresh = nullptr) {
+    std::sort(requested.begin(), requested.end());
+    requested.erase(std::unique(requested.begin(), requested.end()), requested.end());
+    auto [it, inserted] = priced_.try_emplace(std::move(requested));
+    if (fresh != nullptr) *fresh = inserted;
+    if (!inserted) return it->second;
+    ClosedSet closed = closeSavedSet(context_.graph, joint_, it->first);
+    const RecomputeEvaluation eval =
+        evaluatePartition(context_, joint_, std::move(closed.step), nodeSeconds_, cost_, {.facts = &facts_, .perStep = false});
+    PricedSet& set = it->second;
+    set.saved = eval.partition.saved;
+    set.valid = eval.partition.valid();
+    set.peakBytes = eval.timeline.peakBytes;
+    set.recomputeSeconds = eval.recomputeSeconds;
+    set.stepSeconds = eval.stepSeconds;
+    const uint32_t peak = eval.timeline.peakStep;
+    for (const analysis::StorageLife& life : eval.timeline.storages) {
+      if (life.category == analysis::MemoryCategory::Saved && life.first <= peak && peak <= life.last) {
+        set.savedAtPeak.emplace_back(life.bytes, life.node);
+      }
+    }
+    std::sort(set.savedAtPeak.begin(), set.savedAtPeak.end(), std::greater<>());
+    return set;
+  }
+
+ private:
+  const PassContext& context_;
+  const JointInfo& joint_;
+  std::span<const double> nodeSeconds_, cost_;
+  analysis::StorageFacts facts_;
+  std::map<std::vector<NodeId>, PricedSet> priced_;  // by requested set; node-based, so references stay valid
+};
 
 // Peak descent. The peak is one moment of the step, which the Lagrangian cuts (they price saved
 // bytes, not liveness) do not see. From each candidate, recomputing one of the largest saved
 // values live at the peak (saving its inputs instead where they cannot be recomputed) may lower the
-// peak for little time: take the move with the most bytes per second, repeat. Bounded by an
-// evaluation budget that shrinks with the graph, so large graphs stay interactive.
+// peak for little time: take the move with the most bytes per second, repeat. Bounded by a budget
+// of fresh evaluations that shrinks with the graph, so large graphs stay interactive.
 template <typename Consider>
-void descendPeaks(const PassContext& context, const JointInfo& joint, std::span<const double> nodeSeconds,
-                  std::span<const double> cost, const std::vector<FrontierPoint>& starts, Consider&& consider) {
+void descendPeaks(const PassContext& context, const JointInfo& joint, SavedSetPricer& pricer,
+                  const std::vector<const PricedSet*>& starts, Consider&& consider) {
   const ir::Graph& graph = context.graph;
   const size_t n = graph.size();
   std::vector<NodeId> base(n);
@@ -613,44 +681,37 @@ void descendPeaks(const PassContext& context, const JointInfo& joint, std::span<
   constexpr size_t kMovesPerStep = 8;
   constexpr int kSteps = 24;
   size_t evaluations = n <= 5000 ? 1000 : 40;
-  std::vector<std::vector<NodeId>> seeds;
-  for (const FrontierPoint& p : starts) seeds.push_back(p.saved);
-  for (std::vector<NodeId>& seed : seeds) {
-    RecomputeEvaluation current = evaluateSavedSet(context, joint, seed, nodeSeconds, cost);
-    for (int step = 0; step < kSteps && evaluations > 0 && current.partition.valid(); ++step) {
+  for (const PricedSet* seed : starts) {
+    const PricedSet* current = seed;
+    for (int step = 0; step < kSteps && evaluations > 0 && current->valid; ++step) {
       context.progress.checkCancelled();
-      const uint32_t peak = current.timeline.peakStep;
-      std::vector<std::pair<uint64_t, NodeId>> live;  // saved storages live at the peak, largest first
-      for (const analysis::StorageLife& life : current.timeline.storages) {
-        if (life.category == analysis::MemoryCategory::Saved && life.first <= peak && peak <= life.last && movable[life.node]) {
-          live.emplace_back(life.bytes, life.node);
-        }
-      }
-      std::sort(live.begin(), live.end(), std::greater<>());
-      if (live.size() > kMovesPerStep) live.resize(kMovesPerStep);
-      std::optional<RecomputeEvaluation> best;
+      const PricedSet* best = nullptr;
       double bestScore = 0;
-      for (const auto& [bytes, storage] : live) {
-        if (evaluations == 0) break;
+      size_t moves = 0;
+      for (const auto& [bytes, storage] : current->savedAtPeak) {
+        if (moves == kMovesPerStep || evaluations == 0) break;
+        if (!movable[storage]) continue;
+        ++moves;
         std::vector<NodeId> trial;
-        for (NodeId v : current.partition.saved) {
+        for (NodeId v : current->saved) {
           if (base[v] != storage) trial.push_back(v);
         }
-        trial = closeSavedSet(graph, joint, std::move(trial));
-        if (std::any_of(trial.begin(), trial.end(), [&](NodeId v) { return base[v] == storage; })) continue;
-        --evaluations;
-        RecomputeEvaluation e = evaluateSavedSet(context, joint, trial, nodeSeconds, cost);
-        if (!e.partition.valid() || e.timeline.peakBytes >= current.timeline.peakBytes) continue;
-        const double gain = static_cast<double>(current.timeline.peakBytes - e.timeline.peakBytes);
-        const double score = gain / std::max(1e-9, e.recomputeSeconds - current.recomputeSeconds);
-        if (!best || score > bestScore) {
+        bool fresh = false;
+        const PricedSet& e = pricer.price(std::move(trial), &fresh);
+        // The completion saved the storage again: the move is not possible.
+        if (std::any_of(e.saved.begin(), e.saved.end(), [&](NodeId v) { return base[v] == storage; })) continue;
+        if (fresh) --evaluations;
+        if (!e.valid || e.peakBytes >= current->peakBytes) continue;
+        const double gain = static_cast<double>(current->peakBytes - e.peakBytes);
+        const double score = gain / std::max(1e-9, e.recomputeSeconds - current->recomputeSeconds);
+        if (best == nullptr || score > bestScore) {
           bestScore = score;
-          best = std::move(e);
+          best = &e;
         }
       }
-      if (!best) break;
-      current = std::move(*best);
-      consider(current.partition.saved, -1);
+      if (best == nullptr) break;
+      current = best;
+      consider(*current, -1);
     }
   }
 }
@@ -664,20 +725,20 @@ std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const Join
   const std::vector<double> nodeSeconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
   const std::vector<double> cost = recomputeSeconds(context);
   const LagrangianCut cuts(context, joint, cost);
+  SavedSetPricer pricer(context, joint, nodeSeconds, cost);
   std::vector<FrontierPoint> points;
+  std::vector<const PricedSet*> pricedPoints;  // parallel to points
   std::set<std::vector<NodeId>> seen;
-  auto consider = [&](std::vector<NodeId> saved, double lambda) {
-    if (!seen.insert(saved).second) return false;
-    const RecomputeEvaluation eval = evaluateSavedSet(context, joint, saved, nodeSeconds, cost);
-    if (!eval.partition.valid()) return false;
+  auto consider = [&](const PricedSet& set, double lambda) {
+    if (!set.valid || !seen.insert(set.saved).second) return;
     FrontierPoint point;
-    point.saved = eval.partition.saved;
-    point.peakBytes = eval.timeline.peakBytes;
-    point.recomputeSeconds = eval.recomputeSeconds;
-    point.stepSeconds = eval.stepSeconds;
+    point.saved = set.saved;
+    point.peakBytes = set.peakBytes;
+    point.recomputeSeconds = set.recomputeSeconds;
+    point.stepSeconds = set.stepSeconds;
     point.lambda = lambda;
     points.push_back(std::move(point));
-    return true;
+    pricedPoints.push_back(&set);
   };
   // The lower convex hull of (saved bytes, recompute time), found exactly by parametric search
   // (Eisner-Severance): between two hull cuts, solve at the lambda where their Lagrangian values
@@ -716,13 +777,13 @@ std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const Join
   std::sort(hull.begin(), hull.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<uint64_t> hullPeak;
   for (const auto& [lambda, solution] : hull) {
-    consider(solution.saved, lambda);
-    const auto it = std::find_if(points.begin(), points.end(), [&](const FrontierPoint& p) { return p.lambda == lambda; });
-    hullPeak.push_back(it == points.end() ? 0 : it->peakBytes);
+    const PricedSet& set = pricer.price(solution.saved);
+    consider(set, lambda);
+    hullPeak.push_back(set.valid ? set.peakBytes : 0);
   }
   // torch's and MagiCompiler's choices are candidates too, so the frontier never loses to them.
-  consider(torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses).saved, -1);
-  consider(heuristicPolicy(context.graph, joint, context.ops).saved, -1);
+  consider(pricer.price(torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses).saved), -1);
+  consider(pricer.price(heuristicPolicy(context.graph, joint, context.ops).saved), -1);
   // Between two hull vertices the frontier is not convex: the peak is reached at one moment, so
   // keeping the higher lambda only for the forward values that come first (or last) gives the
   // points in between.
@@ -736,11 +797,21 @@ std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const Join
     const double low = hull[h].first, high = hull[h + 1].first;
     for (int k = 1; k < kSplits; ++k) {
       const int32_t split = forwardCount * k / kSplits;
-      consider(cuts.solve(high, low, split).saved, low);
-      consider(cuts.solve(low, high, split).saved, low);
+      consider(pricer.price(cuts.solve(high, low, split).saved), low);
+      consider(pricer.price(cuts.solve(low, high, split).saved), low);
     }
   }
-  descendPeaks(context, joint, nodeSeconds, cost, points, consider);
+  // Descents start from the points no other point dominates: a dominated start's descent walks
+  // ground a better start covers.
+  std::vector<const PricedSet*> starts;
+  for (const PricedSet* a : pricedPoints) {
+    const bool dominated = std::any_of(pricedPoints.begin(), pricedPoints.end(), [&](const PricedSet* b) {
+      return b != a && b->peakBytes <= a->peakBytes && b->recomputeSeconds <= a->recomputeSeconds &&
+             (b->peakBytes < a->peakBytes || b->recomputeSeconds < a->recomputeSeconds);
+    });
+    if (!dominated) starts.push_back(a);
+  }
+  descendPeaks(context, joint, pricer, starts, consider);
   std::sort(points.begin(), points.end(), [](const FrontierPoint& a, const FrontierPoint& b) {
     return a.peakBytes != b.peakBytes ? a.peakBytes < b.peakBytes : a.recomputeSeconds < b.recomputeSeconds;
   });
@@ -901,7 +972,7 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
                                              " is computed from the tangents: the forward cannot save it");
       }
     }
-    const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, std::move(listed));
+    const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, std::move(listed)).saved;
     decision = decisionFor(context.graph, joint, "file", saved, std::vector<std::string>(saved.size(), "listed in the file"));
   } else {
     throw Error(ErrorCode::Usage, "recompute: unknown policy '" + policy + "' (torch, heuristic, budget, file)");

@@ -18,14 +18,8 @@ bool impure(const ir::Graph& graph, ir::NodeId n) {
          target.ends_with("_.default") || target.find(".copy_.") != std::string_view::npos;
 }
 
-// torch's _extract_graph_with_inputs_outputs, node set only: nodes computable from `available`
-// (placeholders outside it are unavailable), kept when an output needs them (or they are impure).
-// Returns per-node membership; `missing` receives needed nodes that could not be computed. A
-// needed node in `lookThrough` is not reported itself: its inputs are, so that the values a caller
-// could make available are the ones named.
-std::vector<uint8_t> extract(const ir::Graph& graph, const std::vector<uint8_t>& available,
-                             std::span<const ir::NodeId> outputs, std::vector<ir::NodeId>* missing,
-                             const std::vector<uint8_t>* lookThrough = nullptr) {
+// Nodes computable from `available` (placeholders outside it are unavailable).
+std::vector<uint8_t> computableFrom(const ir::Graph& graph, const std::vector<uint8_t>& available) {
   const size_t n = graph.size();
   std::vector<uint8_t> computable(n, 0);
   for (ir::NodeId id = 0; id < n; ++id) {
@@ -39,6 +33,19 @@ std::vector<uint8_t> extract(const ir::Graph& graph, const std::vector<uint8_t>&
     for (ir::NodeId in : graph.inputs(id)) ok = ok && computable[in];
     computable[id] = ok ? 1 : 0;
   }
+  return computable;
+}
+
+// torch's _extract_graph_with_inputs_outputs, node set only: nodes computable from `available`
+// (`computable` = computableFrom(graph, available)), kept when an output needs them (or they are
+// impure). Returns per-node membership; `missing` receives needed nodes that could not be
+// computed. A needed node in `lookThrough` is not reported itself: its inputs are, so that the
+// values a caller could make available are the ones named.
+std::vector<uint8_t> extract(const ir::Graph& graph, const std::vector<uint8_t>& impureNodes,
+                             const std::vector<uint8_t>& available, const std::vector<uint8_t>& computable,
+                             std::span<const ir::NodeId> outputs, std::vector<ir::NodeId>* missing,
+                             const std::vector<uint8_t>* lookThrough = nullptr) {
+  const size_t n = graph.size();
   std::vector<uint8_t> kept(n, 0);
   std::vector<ir::NodeId> stack;
   auto need = [&](ir::NodeId id) {
@@ -48,7 +55,7 @@ std::vector<uint8_t> extract(const ir::Graph& graph, const std::vector<uint8_t>&
   };
   for (ir::NodeId out : outputs) need(out);
   for (ir::NodeId id = 0; id < n; ++id) {
-    if (computable[id] && !available[id] && graph.node(id).kind != ir::NodeKind::Placeholder && impure(graph, id)) need(id);
+    if (computable[id] && !available[id] && impureNodes[id]) need(id);
   }
   while (!stack.empty()) {
     const ir::NodeId id = stack.back();
@@ -87,6 +94,11 @@ std::vector<ir::NodeId> outputItems(const ir::Graph& graph) {
 JointInfo analyzeJoint(const ir::Graph& graph) {
   JointInfo info;
   const size_t n = graph.size();
+  info.impure.assign(n, 0);
+  for (ir::NodeId id = 0; id < n; ++id) {
+    const ir::NodeKind kind = graph.node(id).kind;
+    info.impure[id] = kind != ir::NodeKind::Placeholder && kind != ir::NodeKind::Output && impure(graph, id);
+  }
   for (ir::NodeId id = 0; id < n; ++id) {
     const ir::Node& node = graph.node(id);
     if (node.kind != ir::NodeKind::Placeholder) continue;
@@ -113,9 +125,10 @@ JointInfo analyzeJoint(const ir::Graph& graph) {
     if (graph.node(out).kind != ir::NodeKind::Output) info.requiredBackward[out] = 1;
   }
 
-  std::vector<uint8_t> primal(n, 0);
-  for (ir::NodeId id : info.primals) primal[id] = 1;
-  info.requiredForward = extract(graph, primal, info.forwardOutputs, nullptr);
+  info.primal.assign(n, 0);
+  for (ir::NodeId id : info.primals) info.primal[id] = 1;
+  info.fromPrimals = computableFrom(graph, info.primal);
+  info.requiredForward = extract(graph, info.impure, info.primal, info.fromPrimals, info.forwardOutputs, nullptr);
   for (ir::NodeId id : info.primals) info.requiredForward[id] = 1;  // placeholders of the forward graph
 
   info.forwardOrder.assign(n, -1);
@@ -158,7 +171,8 @@ StepPartition partitionJoint(const ir::Graph& graph, const JointInfo& info, std:
     if (isSaved[id] && info.tangentClosure[id] && graph.node(id).kind != ir::NodeKind::Placeholder) step.missing.push_back(id);
   }
   std::vector<ir::NodeId> missing;
-  std::vector<uint8_t> backward = extract(graph, backwardInputs, info.backwardOutputs, &missing, &info.tangentClosure);
+  std::vector<uint8_t> backward = extract(graph, info.impure, backwardInputs, computableFrom(graph, backwardInputs),
+                                          info.backwardOutputs, &missing, &info.tangentClosure);
   step.missing.insert(step.missing.end(), missing.begin(), missing.end());
   std::sort(step.missing.begin(), step.missing.end());
   step.missing.erase(std::unique(step.missing.begin(), step.missing.end()), step.missing.end());
@@ -175,12 +189,10 @@ StepPartition partitionJoint(const ir::Graph& graph, const JointInfo& info, std:
   }
 
   // Forward: the forward outputs and the saved values from the primals.
-  std::vector<uint8_t> primal(n, 0);
-  for (ir::NodeId id : info.primals) primal[id] = 1;
   std::vector<ir::NodeId> forwardTargets(info.forwardOutputs);
   forwardTargets.insert(forwardTargets.end(), step.saved.begin(), step.saved.end());
   std::vector<ir::NodeId> forwardMissing;
-  step.inForward = extract(graph, primal, forwardTargets, &forwardMissing);
+  step.inForward = extract(graph, info.impure, info.primal, info.fromPrimals, forwardTargets, &forwardMissing);
   for (ir::NodeId id : forwardMissing) step.missing.push_back(id);
   for (ir::NodeId id = 0; id < n; ++id) {
     if (step.inForward[id] && graph.node(id).kind != ir::NodeKind::Placeholder) step.forward.push_back(id);

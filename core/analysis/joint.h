@@ -24,6 +24,9 @@ struct JointInfo {
   std::vector<ir::NodeId> forwardOutputs;   // nodes returned as forward outputs (None items skipped)
   std::vector<ir::NodeId> backwardOutputs;  // gradient nodes (None items skipped)
   // Per node flags.
+  std::vector<uint8_t> impure;            // nodes FX's dead-code elimination keeps although nothing reads them (set for every graph)
+  std::vector<uint8_t> primal;            // the primals
+  std::vector<uint8_t> fromPrimals;       // computable from the primals alone
   std::vector<uint8_t> requiredForward;   // computed by the forward: ancestors of forward outputs reachable from primals
   std::vector<uint8_t> requiredBackward;  // tangents, everything downstream of them, and gradient outputs
   std::vector<uint8_t> tangentClosure;    // tangents and everything downstream of them

@@ -28,30 +28,36 @@ StepSchedule trainingSchedule(const StepPartition& partition) {
   return schedule;
 }
 
-namespace {
-
-// A view or a getitem that indexes a tensor: shares its input's storage.
-ir::NodeId aliasedInput(const ir::Graph& graph, ir::NodeId id) {
-  const ir::Node& node = graph.node(id);
-  if (node.kind != ir::NodeKind::CallFunction && node.kind != ir::NodeKind::CallMethod) return ir::kNoNode;
-  const ir::OpCategory category = ir::lookupOp(graph.str(node.target)).category;
-  if (category != ir::OpCategory::View && category != ir::OpCategory::Getitem) return ir::kNoNode;
-  const auto ins = graph.inputs(id);
-  if (ins.empty() || !graph.node(ins[0]).meta.isTensor()) return ir::kNoNode;  // getitem of a tuple allocates
-  return ins[0];
+StorageFacts storageFacts(const ir::Graph& graph) {
+  StorageFacts facts;
+  facts.aliasOf.assign(graph.size(), ir::kNoNode);
+  facts.bytes.resize(graph.size());
+  for (ir::NodeId id = 0; id < graph.size(); ++id) {
+    const ir::Node& node = graph.node(id);
+    facts.bytes[id] = node.meta.storageBytes();
+    if (node.kind != ir::NodeKind::CallFunction && node.kind != ir::NodeKind::CallMethod) continue;
+    const ir::OpCategory category = ir::lookupOp(graph.str(node.target)).category;
+    if (category != ir::OpCategory::View && category != ir::OpCategory::Getitem) continue;
+    const auto ins = graph.inputs(id);
+    if (ins.empty() || !graph.node(ins[0]).meta.isTensor()) continue;  // getitem of a tuple allocates
+    facts.aliasOf[id] = ins[0];
+  }
+  return facts;
 }
 
-}  // namespace
-
 MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs, const StepSchedule& schedule,
-                              const JointInfo* joint, const StepPartition* partition) {
+                              const JointInfo* joint, const StepPartition* partition, const TimelineOptions& options) {
   MemoryTimeline timeline;
   const size_t n = graph.size();
   const size_t steps = schedule.nodes.size();
   if (steps == 0) return timeline;
+  StorageFacts ownFacts;
+  if (options.facts == nullptr) ownFacts = storageFacts(graph);
+  const StorageFacts& facts = options.facts != nullptr ? *options.facts : ownFacts;
   const uint32_t lastStep = static_cast<uint32_t>(steps - 1);
   std::vector<int32_t> current(n, -1);
   auto& storages = timeline.storages;
+  storages.reserve(n);
 
   std::vector<uint8_t> forwardOutput(n, 0), gradient(n, 0);
   if (joint != nullptr && joint->joint) {
@@ -68,7 +74,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     if (!node.meta.isTensor()) continue;
     StorageLife life;
     life.node = id;
-    life.bytes = node.meta.storageBytes();
+    life.bytes = facts.bytes[id];
     if (inputs.isWeight(id)) {
       life.category = MemoryCategory::Weights;
       life.last = lastStep;
@@ -89,7 +95,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     for (ir::NodeId in : graph.inputs(id)) {
       if (current[in] >= 0) storages[current[in]].last = std::max(storages[current[in]].last, step);
     }
-    const ir::NodeId base = aliasedInput(graph, id);
+    const ir::NodeId base = facts.aliasOf[id];
     if (base != ir::kNoNode) {
       current[id] = current[base];
       continue;
@@ -102,7 +108,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     StorageLife life;
     life.node = id;
     life.phase = phase;
-    life.bytes = node.meta.storageBytes();
+    life.bytes = facts.bytes[id];
     life.first = life.last = step;
     current[id] = static_cast<int32_t>(storages.size());
     storages.push_back(life);
@@ -137,13 +143,34 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   // that no sum of them leaves int64 whatever sizes a graph claims (graphs the planner accepts stay
   // far below the share).
   const uint64_t share = static_cast<uint64_t>(INT64_MAX) / (storages.size() + 1);
+  auto counted = [&](const StorageLife& life) { return static_cast<int64_t>(std::min(life.bytes, share)); };
+  if (!options.perStep) {
+    std::vector<int64_t> delta(steps + 1, 0);
+    for (const StorageLife& life : storages) {
+      delta[life.first] += counted(life);
+      delta[life.last + 1] -= counted(life);
+    }
+    int64_t running = 0;
+    for (size_t step = 0; step < steps; ++step) {
+      running += delta[step];
+      if (static_cast<uint64_t>(running) > timeline.peakBytes) {
+        timeline.peakBytes = static_cast<uint64_t>(running);
+        timeline.peakStep = static_cast<uint32_t>(step);
+      }
+    }
+    for (const StorageLife& life : storages) {
+      if (life.first <= timeline.peakStep && timeline.peakStep <= life.last) {
+        timeline.atPeak[static_cast<size_t>(life.category)] += static_cast<uint64_t>(counted(life));
+      }
+    }
+    return timeline;
+  }
   std::vector<std::array<int64_t, kMemoryCategoryCount>> delta(steps + 1);
   for (auto& d : delta) d.fill(0);
   for (const StorageLife& life : storages) {
     const size_t c = static_cast<size_t>(life.category);
-    const auto bytes = static_cast<int64_t>(std::min(life.bytes, share));
-    delta[life.first][c] += bytes;
-    delta[life.last + 1][c] -= bytes;
+    delta[life.first][c] += counted(life);
+    delta[life.last + 1][c] -= counted(life);
   }
   timeline.live.resize(steps);
   timeline.total.resize(steps);

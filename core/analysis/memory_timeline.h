@@ -62,16 +62,30 @@ struct StorageLife {
 struct MemoryTimeline {
   // Per step: live bytes per category (index = MemoryCategory).
   std::vector<std::array<uint64_t, kMemoryCategoryCount>> live;
-  std::vector<uint64_t> total;  // per step
+  std::vector<uint64_t> total;  // per step (both empty when built with perStep = false)
   uint64_t peakBytes = 0;
   uint32_t peakStep = 0;
   std::array<uint64_t, kMemoryCategoryCount> atPeak{};
   std::vector<StorageLife> storages;
 };
 
+// What a timeline needs of each node, whatever the schedule: the input whose storage it shares
+// (a view, or a getitem indexing a tensor; kNoNode otherwise) and its storage bytes. It takes a
+// registry lookup per node: a caller that builds many timelines of one graph computes it once.
+struct StorageFacts {
+  std::vector<ir::NodeId> aliasOf;
+  std::vector<uint64_t> bytes;
+};
+[[nodiscard]] StorageFacts storageFacts(const ir::Graph& graph);
+
+struct TimelineOptions {
+  const StorageFacts* facts = nullptr;  // storageFacts(graph); computed here when null
+  bool perStep = true;                  // false: `live` and `total` stay empty (a search only needs the peak)
+};
+
 // `partition` is null for a graph that is not a partitioned joint graph.
 [[nodiscard]] MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
                                             const StepSchedule& schedule, const JointInfo* joint,
-                                            const StepPartition* partition);
+                                            const StepPartition* partition, const TimelineOptions& options = {});
 
 }  // namespace lathe::analysis

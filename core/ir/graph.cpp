@@ -109,14 +109,6 @@ void Graph::finalize() {
   finalized_ = true;
 }
 
-std::span<const NodeId> Graph::inputs(NodeId id) const {
-  return {inputIds_.data() + inputOffsets_[id], inputOffsets_[id + 1] - inputOffsets_[id]};
-}
-
-std::span<const NodeId> Graph::users(NodeId id) const {
-  return {userIds_.data() + userOffsets_[id], userOffsets_[id + 1] - userOffsets_[id]};
-}
-
 NodeId Graph::find(std::string_view name) const {
   auto it = byName_.find(name);
   return it == byName_.end() ? kNoNode : it->second;

@@ -182,9 +182,14 @@ class Graph {
   [[nodiscard]] std::string_view name(NodeId id) const { return str(nodes_[id].name); }
   [[nodiscard]] std::string_view target(NodeId id) const { return str(nodes_[id].target); }
   // Distinct nodes this node reads (through args/kwargs, nested lists included), in first-use order.
-  [[nodiscard]] std::span<const NodeId> inputs(NodeId id) const;
+  // Inline: the planner's searches walk them millions of times.
+  [[nodiscard]] std::span<const NodeId> inputs(NodeId id) const {
+    return {inputIds_.data() + inputOffsets_[id], inputOffsets_[id + 1] - inputOffsets_[id]};
+  }
   // Distinct nodes that read this node, in program order.
-  [[nodiscard]] std::span<const NodeId> users(NodeId id) const;
+  [[nodiscard]] std::span<const NodeId> users(NodeId id) const {
+    return {userIds_.data() + userOffsets_[id], userOffsets_[id + 1] - userOffsets_[id]};
+  }
   [[nodiscard]] NodeId find(std::string_view name) const;
   [[nodiscard]] NodeId outputNode() const { return output_; }
   [[nodiscard]] std::string_view className() const { return str(className_); }

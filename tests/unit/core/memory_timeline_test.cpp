@@ -58,6 +58,20 @@ TEST(MemoryTimeline, TrainingStepsAreSelfConsistent) {
     EXPECT_EQ(schedule.nodes.size(), partition.forward.size() + partition.backward.size()) << capture;
     const MemoryTimeline timeline = memoryTimeline(*sample.graph, sample.inputs, schedule, &joint, &partition);
     expectConsistent(timeline, schedule, capture);
+    // The search's peak-only timeline (facts computed once) finds the same peak and storages.
+    const StorageFacts facts = storageFacts(*sample.graph);
+    const MemoryTimeline peakOnly =
+        memoryTimeline(*sample.graph, sample.inputs, schedule, &joint, &partition, {.facts = &facts, .perStep = false});
+    EXPECT_TRUE(peakOnly.live.empty() && peakOnly.total.empty()) << capture;
+    EXPECT_EQ(peakOnly.peakBytes, timeline.peakBytes) << capture;
+    EXPECT_EQ(peakOnly.peakStep, timeline.peakStep) << capture;
+    EXPECT_EQ(peakOnly.atPeak, timeline.atPeak) << capture;
+    ASSERT_EQ(peakOnly.storages.size(), timeline.storages.size()) << capture;
+    for (size_t s = 0; s < timeline.storages.size(); ++s) {
+      EXPECT_EQ(peakOnly.storages[s].node, timeline.storages[s].node) << capture;
+      EXPECT_EQ(peakOnly.storages[s].category, timeline.storages[s].category) << capture;
+      EXPECT_EQ(peakOnly.storages[s].last, timeline.storages[s].last) << capture;
+    }
     // Recomputed values exist only in the backward; nothing is saved when only primals are.
     const auto recomputed = static_cast<size_t>(MemoryCategory::Recomputed);
     for (size_t i = 0; i < schedule.backwardStart; ++i) EXPECT_EQ(timeline.live[i][recomputed], 0u) << capture << " step " << i;
