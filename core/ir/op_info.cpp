@@ -518,6 +518,8 @@ class CostEstimator {
       case F::MatmulBias: priceMatmulBias(); break;
       case F::Linear: priceLinear(); break;
       case F::GroupedMatmul: priceGroupedMatmul(); break;
+      case F::LinearLoss: priceLinearLoss(0, 1, 1, 5); break;
+      case F::LinearLossBackward: priceLinearLoss(1, 2, 3, 4); break;
       case F::Attention:
       case F::AttentionBackward: priceAttention(); break;
       case F::Convolution:
@@ -638,6 +640,14 @@ class CostEstimator {
     const TensorMeta* bias = arg(2);
     if (!bias) bias = tensorOf(graph_, keywordArg(graph_, node_, "bias"));
     cost_.flops = 2 * m * n * k + (bias ? m * n : 0);
+  }
+  // x [M, K] and W [N, K] at positions xArg and wArg: logits-sized matmuls and
+  // `perLogit` FLOPs for each of the M x N logits.
+  void priceLinearLoss(int xArg, int wArg, double matmuls, double perLogit) {
+    const TensorMeta *x = arg(xArg), *w = arg(wArg);
+    if (!x || !w || x->sizes.size() != 2 || w->sizes.size() != 2) return unknownShapes();
+    const double logits = dim(*x, 0) * dim(*w, 0);
+    cost_.flops = matmuls * 2 * logits * dim(*x, 1) + perLogit * logits;
   }
   // 2-D x 3-D (ragged M), 3-D x 2-D (ragged N), 2-D x 2-D (ragged K) and 3-D x 3-D (batched):
   // each row of A meets one group of B, so only the 3-D x 3-D case multiplies by G.

@@ -86,6 +86,11 @@ enum class CostFormula : uint8_t {
   MatmulBias,             // bias + a @ b (args 0, 1, 2), addmm/baddbmm: 2*B*M*N*K + output numel
   Linear,                 // x @ W^T (+ bias) (args 0, 1, 2): 2*M*N*K (+ output numel with a bias)
   GroupedMatmul,          // _grouped_mm: 2*G*M*N*K, G only when both operands are 3-D
+  LinearLoss,             // lathe.linear_cross_entropy (x, W, ...): the logits x @ W^T, 2*M*N*K, and
+                          // their log-sum-exp, 5*M*N (as log_softmax)
+  LinearLossBackward,     // lathe.linear_cross_entropy_backward (grad, x, W, ...): the logits recomputed
+                          // chunk by chunk, then the x and W gradients: 3 * 2*M*N*K, and softmax's
+                          // backward, 4*M*N
   Attention,              // forward: 2*B*H*Sq*Sk*(Dqk + Dv), i.e. 4*B*H*Sq*Sk*D; halved when causal
   AttentionBackward,      // 2*B*H*Sq*Sk*(3*Dqk + 2*Dv) = 2.5 x forward: QK^T recomputed, then dV, dP,
                           // dQ, dK (torch.utils.flop_counter counts the same five matmuls)

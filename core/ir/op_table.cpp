@@ -118,6 +118,10 @@ constexpr auto kRows = std::to_array<OpRow>({
     matmul("aten._int_mm", F::Matmul),
     matmul("aten._grouped_mm", F::GroupedMatmul),
     matmul("aten._scaled_grouped_mm", F::GroupedMatmul),
+    // The runtime's memory rewrites (runtime/python/lathe/_rewrites.py): a chunked lm_head +
+    // cross-entropy, whose backward recomputes the logits.
+    matmul("lathe.linear_cross_entropy", F::LinearLoss, kComputeSensitive),
+    matmul("lathe.linear_cross_entropy_backward", F::LinearLossBackward),
     matmul("aten.einsum", F::Opaque),
     matmul("aten.tensordot", F::Opaque),
     alias("torch.matmul", "aten.matmul"),
@@ -666,6 +670,8 @@ constexpr auto kRows = std::to_array<OpRow>({
     gather("aten.upsample_nearest2d"),
     gather("aten._upsample_nearest_exact2d"),
     movement("aten.embedding_dense_backward"),
+    gather("lathe.embedding"),
+    movement("lathe.embedding_backward"),  // rows the batch reads, summed in fp32 (_rewrites.py)
     // Writes the whole gradient (zeros and one value per target) without reading the input.
     op("aten.nll_loss_backward", C::DataMovement, F::Fill),
     op("aten.nll_loss2d_backward", C::DataMovement, F::Fill),

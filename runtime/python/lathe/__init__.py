@@ -41,7 +41,9 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
     memory: the planned step's peak budget: bytes, a size ("6GiB") or a fraction of the device.
     policy: torch | heuristic | budget | file. hw: a hardware profile id, a profile file, or "auto".
     plan: a plan bundle to apply (from `lathe plan`, the studio or a run folder).
-    trace_dir: a run folder for TORCH_TRACE logs and plan bundles. Unset options come from LATHE_*.
+    trace_dir: a run folder for TORCH_TRACE logs and plan bundles.
+    rewrites: the memory rewrites to apply (default all: "linear_cross_entropy", "embedding_grad";
+    False or "none" for none). Unset options come from LATHE_*.
     """
     if obj is None:
         return functools.partial(compile, memory=memory, policy=policy, hw=hw, plan=plan, trace_dir=trace_dir,

@@ -13,6 +13,7 @@ from ._partitioner import PLANNED_GRAPH_ARTIFACT, LathePartitioner
 from ._pieces import boundary_nodes, split_at_boundaries
 from ._planner import GraphPlan
 from ._profile import StepRecorder, write_profile
+from ._rewrites import REWRITES_ARTIFACT, apply_rewrites
 from ._run_folder import RunFolder
 
 
@@ -29,6 +30,7 @@ class LatheBackend:
         self.run_folder = RunFolder(options.trace_dir) if options.trace_dir else None
         self.plans: list[GraphPlan] = []
         self.plan_files: dict[str, str] = {}  # graph id -> its bundle in the run folder
+        self.rewritten: list[str] = []  # what the memory rewrites changed, one line per node
         self.recorder = StepRecorder()
         self._lock = threading.Lock()
 
@@ -56,6 +58,13 @@ class LatheBackend:
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         # The planned graph's id as the run's capture names it ('0/0:lathe_joint_graph').
         compile_id = _compile_id()
+        done = apply_rewrites(gm, self.options.rewrites)
+        if done:
+            with self._lock:
+                self.rewritten.extend(f"{compile_id}: {line}" for line in done)
+            torch._logging.trace_structured(
+                "artifact", metadata_fn=lambda: {"name": REWRITES_ARTIFACT, "encoding": "string"},
+                payload_fn=lambda: "\n".join(done))
         boundaries = boundary_nodes(gm)
         if not boundaries:
             return self._compile(gm, example_inputs, f"{compile_id}:{PLANNED_GRAPH_ARTIFACT}")

@@ -1,7 +1,8 @@
 """The options of `lathe.compile`, from arguments and `LATHE_*` environment variables.
 
 Arguments given in code win; an option the code leaves unset is read from the environment
-(`LATHE_MEMORY`, `LATHE_POLICY`, `LATHE_HW`, `LATHE_PLAN`, `LATHE_TRACE_DIR`, `LATHE_DYNAMIC`),
+(`LATHE_MEMORY`, `LATHE_POLICY`, `LATHE_HW`, `LATHE_PLAN`, `LATHE_TRACE_DIR`, `LATHE_DYNAMIC`,
+`LATHE_REWRITES`),
 so a decorated model can be steered without editing it. Every value is checked when the options
 are made, before anything is compiled.
 """
@@ -14,6 +15,7 @@ import re
 from typing import Any, Optional, Union
 
 from ._errors import LatheError
+from ._rewrites import REWRITES, parse_rewrites
 
 POLICIES = ("torch", "heuristic", "budget", "file")
 
@@ -53,6 +55,7 @@ class CompileOptions:
     plan: Optional[str] = None
     trace_dir: Optional[str] = None
     dynamic: Optional[bool] = None
+    rewrites: tuple = REWRITES  # memory rewrites of the captured graph (_rewrites.py)
     # Pass options beyond the named ones, e.g. pipeline="split,fusion,recompute(policy=torch)".
     extra: tuple = ()
 
@@ -74,9 +77,12 @@ class CompileOptions:
             raise LatheError(f"memory: a fraction of the device is in (0, 1], got {memory}")
         elif isinstance(memory, int) and memory <= 0:
             raise LatheError(f"memory: {memory} bytes is not a budget")
+        if parse_rewrites(self.rewrites) != tuple(self.rewrites):
+            raise LatheError(f"rewrites: expected names from {', '.join(REWRITES)} in that order, got {self.rewrites!r}")
         for key, _ in self.extra:
             if key != "pipeline":
-                raise LatheError(f"unknown option {key!r} (memory, policy, hw, plan, trace_dir, dynamic, pipeline)")
+                raise LatheError(
+                    f"unknown option {key!r} (memory, policy, hw, plan, trace_dir, dynamic, rewrites, pipeline)")
 
     @property
     def effective_policy(self) -> str:
@@ -93,7 +99,7 @@ def _env(name: str) -> Optional[str]:
 
 def make_options(memory: Memory = None, policy: Optional[str] = None, hw: Optional[str] = None,
                  plan: Optional[str] = None, trace_dir: Optional[str] = None, dynamic: Optional[bool] = None,
-                 **extra: Any) -> CompileOptions:
+                 rewrites: Any = None, **extra: Any) -> CompileOptions:
     """The arguments given, with `LATHE_*` for those left unset."""
     if memory is None and _env("LATHE_MEMORY"):
         memory = _memory_from_text(_env("LATHE_MEMORY"))
@@ -111,5 +117,6 @@ def make_options(memory: Memory = None, policy: Optional[str] = None, hw: Option
         plan=plan or _env("LATHE_PLAN"),
         trace_dir=trace_dir or _env("LATHE_TRACE_DIR"),
         dynamic=dynamic,
+        rewrites=parse_rewrites(_env("LATHE_REWRITES") if rewrites is None and _env("LATHE_REWRITES") else rewrites),
         extra=tuple(sorted(extra.items())),
     )

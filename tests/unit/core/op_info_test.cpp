@@ -464,6 +464,26 @@ TEST(OpCostTest, GroupedMm) {
   EXPECT_DOUBLE_EQ(estimateCost(g, gmm).flops, 2.0 * 512 * 64 * 128);
 }
 
+TEST(OpCostTest, RuntimeChunkedLossCountsItsMatmuls) {
+  Builder b;
+  const NodeId h = b.input("h", tensor(DType::BF16, {256, 64}));
+  const NodeId w = b.input("w", tensor(DType::BF16, {1000, 64}));
+  const NodeId labels = b.input("labels", tensor(DType::I64, {256}));
+  const NodeId grad = b.input("grad", tensor(DType::F32, {}));
+  const NodeId lse = b.input("lse", tensor(DType::F32, {256}));
+  const NodeId loss = b.call("torch.ops.lathe.linear_cross_entropy.default",
+                             {node(h), node(w), node(labels), Arg::ofInt(-100), Arg::ofBool(true)});
+  const NodeId backward =
+      b.call("torch.ops.lathe.linear_cross_entropy_backward.default",
+             {node(grad), node(h), node(w), node(labels), node(lse), Arg::ofInt(-100), Arg::ofBool(true)});
+  const Graph& g = b.finish();
+  // The forward is the lm_head matmul and a log-sum-exp; the backward recomputes the logits and
+  // computes both gradients.
+  EXPECT_DOUBLE_EQ(estimateCost(g, loss).flops, 2.0 * 256 * 1000 * 64 + 5.0 * 256 * 1000);
+  EXPECT_DOUBLE_EQ(estimateCost(g, backward).flops, 3 * 2.0 * 256 * 1000 * 64 + 4.0 * 256 * 1000);
+  EXPECT_TRUE(lookupOp("torch.ops.lathe.linear_cross_entropy.default").computeSensitive);
+}
+
 TEST(OpCostTest, FlashAttentionForwardAndBackward) {
   constexpr double B = 2, H = 8, S = 128, D = 64;
   Builder b;

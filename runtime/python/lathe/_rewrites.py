@@ -1,0 +1,273 @@
+"""Memory rewrites of the captured graph, where the compiled peak of a language model is.
+
+On Hugging Face causal LMs the peak is vocabulary-sized (../shared/anchors §1): the fp32 logits of
+the loss and their gradient, and the fp32 accumulator `embedding_dense_backward` makes for the
+embedding gradient. No saved-set decision moves them, so two rewrites replace the ops themselves,
+in the Dynamo graph before AOTAutograd traces it:
+
+- `linear_cross_entropy`: `cross_entropy(linear(h, W) [.float() / views], labels)` becomes
+  `lathe::linear_cross_entropy(h, W, labels)`, which walks the vocabulary in chunks: the forward
+  keeps one log-sum-exp per row, the backward recomputes one chunk of logits at a time and writes
+  the weight gradient chunk by chunk. Full logits exist neither for the loss nor for its gradient
+  (the model may still return them: that linear stays, for its output only).
+- `embedding_grad`: `embedding(ids, W)` becomes `lathe::embedding`, whose backward sums the
+  gradient in fp32 only over the rows the batch reads and writes them into a gradient of W's dtype.
+
+The planner's op table prices the four ops (core/ir/op_table.cpp): the loss as the lm_head matmul
+it is (compute sensitive: kept, not recomputed), its backward as three. Gradients equal eager's
+within rounding (tests/runtime/test_rewrites.py).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Optional, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from ._custom_ops import register_custom_op
+from ._errors import LatheError
+
+REWRITES = ("linear_cross_entropy", "embedding_grad")
+REWRITES_ARTIFACT = "lathe_rewrites"  # the TORCH_TRACE artifact listing what a compile rewrote
+
+# Bytes of one fp32 chunk of logits: small next to a vocabulary-sized tensor, large enough that each
+# chunk's matmul runs at full rate.
+_CHUNK_BYTES = 128 * 2**20
+
+
+def parse_rewrites(value: object) -> tuple:
+    """True/None: every rewrite; False, 'none' or (): none; a name, a comma list or a sequence."""
+    if value is None or value is True:
+        return REWRITES
+    if value is False:
+        return ()
+    names = [n.strip() for n in value.split(",")] if isinstance(value, str) else list(value)
+    names = [n for n in names if n]
+    if names == ["none"]:
+        return ()
+    unknown = [n for n in names if n not in REWRITES]
+    if unknown:
+        raise LatheError(f"rewrites: unknown rewrite {unknown[0]!r} (one of {', '.join(REWRITES)}, or none)")
+    return tuple(n for n in REWRITES if n in names)
+
+
+def _vocab_chunk(rows: int, vocab: int) -> int:
+    return max(1, min(vocab, _CHUNK_BYTES // (4 * max(1, rows))))
+
+
+def _loss_dtype(h: torch.Tensor) -> torch.dtype:
+    """fp32, or h's dtype when wider: the loss's logits are upcast as Hugging Face's loss does."""
+    return torch.promote_types(h.dtype, torch.float32)
+
+
+def _lce_fake(h, weight, labels, ignore_index, mean):
+    return h.new_empty((), dtype=_loss_dtype(h)), h.new_empty((h.shape[0],), dtype=_loss_dtype(h))
+
+
+def _lce_backward_fake(grad_loss, h, weight, labels, lse, ignore_index, mean):
+    return torch.empty_like(h), torch.empty_like(weight)
+
+
+@register_custom_op("lathe::linear_cross_entropy_backward", infer_output_meta=_lce_backward_fake)
+def linear_cross_entropy_backward(grad_loss: torch.Tensor, h: torch.Tensor, weight: torch.Tensor,
+                                  labels: torch.Tensor, lse: torch.Tensor, ignore_index: int,
+                                  mean: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gradients of linear_cross_entropy for h and weight, one chunk of logits at a time."""
+    rows, vocab = h.shape[0], weight.shape[0]
+    valid = labels != ignore_index
+    target = torch.where(valid, labels, 0)
+    dtype = _loss_dtype(h)
+    scale = grad_loss.to(dtype) / valid.sum() if mean else grad_loss.to(dtype)
+    row_scale = valid.to(dtype) * scale
+    grad_h = torch.zeros(h.shape, dtype=dtype, device=h.device)
+    grad_weight = torch.empty_like(weight)
+    chunk = _vocab_chunk(rows, vocab)
+    for start in range(0, vocab, chunk):
+        stop = min(vocab, start + chunk)
+        probs = torch.exp(torch.mm(h, weight[start:stop].t()).to(dtype) - lse[:, None])
+        inside = ((target >= start) & (target < stop)).to(dtype)
+        probs.scatter_add_(1, (target - start).clamp(0, stop - start - 1)[:, None], -inside[:, None])
+        grad_logits = (probs * row_scale[:, None]).to(h.dtype)
+        grad_h += torch.mm(grad_logits, weight[start:stop]).to(dtype)
+        torch.mm(grad_logits.t(), h, out=grad_weight[start:stop])
+    return grad_h.to(h.dtype), grad_weight
+
+
+def _lce_setup(ctx, inputs, output):
+    h, weight, labels, ignore_index, mean = inputs
+    ctx.save_for_backward(h, weight, labels, output[1])
+    ctx.ignore_index, ctx.mean = ignore_index, mean
+
+
+def _lce_backward(ctx, grad_loss, _grad_lse):
+    h, weight, labels, lse = ctx.saved_tensors
+    grad_h, grad_weight = linear_cross_entropy_backward(grad_loss, h, weight, labels, lse, ctx.ignore_index, ctx.mean)
+    return grad_h, grad_weight, None, None, None
+
+
+@register_custom_op("lathe::linear_cross_entropy", infer_output_meta=_lce_fake,
+                    backward=_lce_backward, setup_context=_lce_setup)
+def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor, ignore_index: int,
+                         mean: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """cross_entropy(h @ weight.T upcast to fp32, labels): the loss and each row's log-sum-exp."""
+    rows, vocab = h.shape[0], weight.shape[0]
+    valid = labels != ignore_index
+    target = torch.where(valid, labels, 0)
+    dtype = _loss_dtype(h)
+    running_max = torch.full((rows,), float("-inf"), dtype=dtype, device=h.device)
+    running_sum = torch.zeros(rows, dtype=dtype, device=h.device)
+    target_logit = torch.zeros(rows, dtype=dtype, device=h.device)
+    chunk = _vocab_chunk(rows, vocab)
+    for start in range(0, vocab, chunk):
+        stop = min(vocab, start + chunk)
+        logits = torch.mm(h, weight[start:stop].t()).to(dtype)
+        new_max = torch.maximum(running_max, logits.amax(dim=1))
+        running_sum = running_sum * torch.exp(running_max - new_max) + torch.exp(logits - new_max[:, None]).sum(dim=1)
+        running_max = new_max
+        inside = (target >= start) & (target < stop)
+        picked = logits.gather(1, (target - start).clamp(0, stop - start - 1)[:, None]).squeeze(1)
+        target_logit = target_logit + torch.where(inside, picked, 0.0)
+    lse = running_max + torch.log(running_sum)
+    losses = torch.where(valid, lse - target_logit, 0.0)
+    loss = losses.sum() / valid.sum() if mean else losses.sum()
+    return loss, lse
+
+
+def _embedding_backward_fake(grad, ids, num_weights, padding_idx):
+    return grad.new_empty((num_weights, grad.shape[-1]))
+
+
+@register_custom_op("lathe::embedding_backward", infer_output_meta=_embedding_backward_fake)
+def embedding_backward(grad: torch.Tensor, ids: torch.Tensor, num_weights: int, padding_idx: int) -> torch.Tensor:
+    """The embedding's weight gradient, summed in fp32 over the rows the batch reads only."""
+    rows, slot = torch.unique(ids.reshape(-1), return_inverse=True)
+    sums = torch.zeros((rows.numel(), grad.shape[-1]), dtype=torch.float32, device=grad.device)
+    sums.index_add_(0, slot, grad.reshape(-1, grad.shape[-1]).float())
+    if padding_idx >= 0:
+        sums[rows == padding_idx] = 0
+    grad_weight = torch.zeros((num_weights, grad.shape[-1]), dtype=grad.dtype, device=grad.device)
+    grad_weight.index_copy_(0, rows, sums.to(grad.dtype))
+    return grad_weight
+
+
+def _embedding_setup(ctx, inputs, output):
+    ids, weight, padding_idx = inputs
+    ctx.save_for_backward(ids)
+    ctx.num_weights, ctx.padding_idx = weight.shape[0], padding_idx
+
+
+def _embedding_backward(ctx, grad):
+    (ids,) = ctx.saved_tensors
+    return None, embedding_backward(grad, ids, ctx.num_weights, ctx.padding_idx), None
+
+
+def _embedding_fake(ids, weight, padding_idx):
+    return weight.new_empty((*ids.shape, weight.shape[1]))
+
+
+@register_custom_op("lathe::embedding", infer_output_meta=_embedding_fake,
+                    backward=_embedding_backward, setup_context=_embedding_setup)
+def embedding(ids: torch.Tensor, weight: torch.Tensor, padding_idx: int) -> torch.Tensor:
+    """F.embedding(ids, weight, padding_idx) (padding_idx -1: none)."""
+    return F.embedding(ids, weight, None if padding_idx < 0 else padding_idx)
+
+
+# --- the graph rewrites ----------------------------------------------------------------------
+
+_PASS_THROUGH_METHODS = {"float", "view", "reshape", "contiguous"}
+
+
+def _example(node: torch.fx.Node) -> Optional[torch.Tensor]:
+    value = node.meta.get("example_value")
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _is_function(node: object, fn: object) -> bool:
+    return isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target is fn
+
+
+def _arg(node: torch.fx.Node, index: int, name: str, default: object) -> object:
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name, default)
+
+
+def _logits_linear(node: torch.fx.Node) -> Optional[torch.fx.Node]:
+    """The bias-free linear whose output, through casts to fp32 and views, `node` is."""
+    while isinstance(node, torch.fx.Node):
+        if _is_function(node, F.linear) or _is_function(node, torch._C._nn.linear):
+            return node if _arg(node, 2, "bias", None) is None else None
+        if node.op == "call_method" and node.target in _PASS_THROUGH_METHODS:
+            node = node.args[0]
+        elif node.op == "call_method" and node.target == "to" and node.args[1:] == (torch.float32,) and not node.kwargs:
+            node = node.args[0]
+        else:
+            return None
+    return None
+
+
+def _rewrite_cross_entropy(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
+    logits, labels = _arg(node, 0, "input", None), _arg(node, 1, "target", None)
+    if _arg(node, 2, "weight", None) is not None or _arg(node, 7, "label_smoothing", 0.0) != 0.0:
+        return False
+    if _arg(node, 3, "size_average", None) is not None or _arg(node, 5, "reduce", None) is not None:
+        return False
+    reduction, ignore_index = _arg(node, 6, "reduction", "mean"), _arg(node, 4, "ignore_index", -100)
+    if reduction not in ("mean", "sum") or not isinstance(ignore_index, int) or not isinstance(labels, torch.fx.Node):
+        return False
+    linear = _logits_linear(logits)
+    logits_value, labels_value = _example(logits), _example(labels)
+    if linear is None or logits_value is None or labels_value is None or logits_value.dim() != 2 or labels_value.dim() != 1:
+        return False
+    hidden, weight = linear.args[0], linear.args[1]
+    hidden_value, weight_value = _example(hidden), _example(weight)
+    if hidden_value is None or weight_value is None or weight_value.dim() != 2:
+        return False
+    if hidden_value.shape[-1] != weight_value.shape[1] or logits_value.shape[1] != weight_value.shape[0]:
+        return False
+    with graph.inserting_before(node):
+        rows = graph.call_method("reshape", (hidden, -1, hidden_value.shape[-1]))
+        fused = graph.call_function(torch.ops.lathe.linear_cross_entropy.default,
+                                    (rows, weight, labels, ignore_index, reduction == "mean"))
+        loss = graph.call_function(operator.getitem, (fused, 0))
+    node.replace_all_uses_with(loss)
+    graph.erase_node(node)
+    return True
+
+
+def _rewrite_embedding(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
+    ids, weight = _arg(node, 0, "input", None), _arg(node, 1, "weight", None)
+    padding_idx = _arg(node, 2, "padding_idx", None)
+    if _arg(node, 3, "max_norm", None) is not None or _arg(node, 5, "scale_grad_by_freq", False) or _arg(node, 6, "sparse", False):
+        return False
+    weight_value = _example(weight) if isinstance(weight, torch.fx.Node) else None
+    if weight_value is None or weight_value.dim() != 2 or not weight_value.requires_grad:
+        return False
+    if padding_idx is not None and not isinstance(padding_idx, int):
+        return False
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight_value.shape[0]
+    with graph.inserting_before(node):
+        replacement = graph.call_function(torch.ops.lathe.embedding.default,
+                                          (ids, weight, -1 if padding_idx is None else padding_idx))
+    node.replace_all_uses_with(replacement)
+    graph.erase_node(node)
+    return True
+
+
+def apply_rewrites(gm: torch.fx.GraphModule, rewrites: Sequence[str]) -> list[str]:
+    """Rewrites `gm` in place; returns what was rewritten, one line per node."""
+    done = []
+    for node in list(gm.graph.nodes):
+        if "linear_cross_entropy" in rewrites and _is_function(node, F.cross_entropy):
+            if _rewrite_cross_entropy(gm.graph, node):
+                done.append(f"linear_cross_entropy: {node.name}")
+        elif "embedding_grad" in rewrites and _is_function(node, F.embedding):
+            if _rewrite_embedding(gm.graph, node):
+                done.append(f"embedding_grad: {node.name}")
+    if done:
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+    return done

@@ -1,0 +1,104 @@
+"""The memory rewrites: the chunked linear + cross-entropy and the embedding gradient over the rows
+a batch reads, as ops against torch's and inside lathe.compile against eager."""
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+import transformers
+
+import lathe
+from lathe import _native, _rewrites
+from lathe._options import make_options
+
+import models
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    # Several vocabulary chunks even at test sizes, so the chunk loop and its edges run.
+    monkeypatch.setattr(_rewrites, "_CHUNK_BYTES", 4 * 24 * 7)
+
+
+@pytest.mark.parametrize("mean", [True, False])
+def test_linear_cross_entropy_equals_torch(small_chunks, mean):
+    generator = torch.Generator().manual_seed(0)
+    h = torch.randn(24, 16, generator=generator, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(50, 16, generator=generator, dtype=torch.float64, requires_grad=True)
+    labels = torch.randint(0, 50, (24,), generator=generator)
+    labels[::5] = -100  # ignored rows
+    labels[1] = 49  # the last column, in the last (short) chunk
+    reduction = "mean" if mean else "sum"
+    expected = F.cross_entropy(F.linear(h, weight), labels, ignore_index=-100, reduction=reduction)
+    expected_grads = torch.autograd.grad(expected, (h, weight))
+    loss, _ = torch.ops.lathe.linear_cross_entropy(h, weight, labels, -100, mean)
+    grads = torch.autograd.grad(loss, (h, weight))
+    torch.testing.assert_close(loss, expected, rtol=1e-10, atol=1e-10)
+    for got, want in zip(grads, expected_grads):
+        torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
+
+
+def test_embedding_gradient_equals_torch_with_padding():
+    generator = torch.Generator().manual_seed(0)
+    weight = torch.randn(40, 8, generator=generator, requires_grad=True)
+    ids = torch.randint(0, 40, (3, 11), generator=generator)
+    ids[0, :4] = 7  # repeated rows accumulate
+    ids[1, 2] = 3  # the padding row: no gradient
+    out_grad = torch.randn(3, 11, 8, generator=generator)
+    expected = torch.autograd.grad(F.embedding(ids, weight, padding_idx=3), weight, out_grad)[0]
+    got = torch.autograd.grad(torch.ops.lathe.embedding(ids, weight, 3), weight, out_grad)[0]
+    torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+    assert not got[3].any()
+
+
+def wide_vocab_llama():
+    # A vocabulary large against the hidden size, as in a real LM: the loss's logits are the peak.
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=4096, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64, attn_implementation="sdpa")).train()
+
+
+def planned_joint_graphs(monkeypatch):
+    texts = []
+    plan_joint = _native.plan_joint
+    monkeypatch.setattr(_native, "plan_joint", lambda text, *a, **k: (texts.append(text), plan_joint(text, *a, **k))[1])
+    return texts
+
+
+def test_rewritten_llama_trains_as_eager_and_plans_a_smaller_peak(monkeypatch):
+    texts = planned_joint_graphs(monkeypatch)
+    ids = torch.randint(0, 4096, (2, 32), generator=torch.Generator().manual_seed(1))
+    reference = wide_vocab_llama()
+    loss, grads = models.train_step(reference, ids)
+    peaks = {}
+    for rewrites in (True, False):
+        texts.clear()
+        model = lathe.compile(wide_vocab_llama(), policy="heuristic", rewrites=rewrites)
+        got_loss, got_grads = models.train_step(model, ids)
+        torch.testing.assert_close(got_loss, loss, rtol=1e-5, atol=1e-5)
+        for name, grad in grads.items():
+            torch.testing.assert_close(got_grads[name], grad, rtol=1e-4, atol=1e-5, msg=name)
+        backend = model._lathe_backend
+        (joint,) = texts
+        lathe_ops = set(re.findall(r"torch\.ops\.lathe\.(\w+)", joint))
+        if rewrites:
+            assert {"linear_cross_entropy", "linear_cross_entropy_backward", "embedding", "embedding_backward"} <= lathe_ops
+            assert sorted(line.split(": ")[1] for line in backend.rewritten) == ["embedding_grad", "linear_cross_entropy"]
+        else:
+            assert not lathe_ops and not backend.rewritten
+        peaks[rewrites] = backend.plans[0].plan.peak_bytes
+    # Neither the fp32 logits nor their gradient exist in the rewritten step.
+    assert peaks[True] < 0.8 * peaks[False], peaks
+
+
+def test_rewrites_option_and_environment(monkeypatch):
+    assert make_options().rewrites == _rewrites.REWRITES
+    assert make_options(rewrites=False).rewrites == ()
+    assert make_options(rewrites="embedding_grad").rewrites == ("embedding_grad",)
+    monkeypatch.setenv("LATHE_REWRITES", "none")
+    assert make_options().rewrites == ()
+    assert make_options(rewrites=True).rewrites == _rewrites.REWRITES  # code wins over the environment
+    with pytest.raises(lathe.LatheError, match="unknown rewrite 'chunked'"):
+        make_options(rewrites=["chunked"])
