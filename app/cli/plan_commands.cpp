@@ -215,6 +215,13 @@ int runProfile(const GlobalOptions& /*global*/) {
                 {"median_step_seconds", profile.medianStepSeconds()},
                 {"peak_bytes", peak ? json(*peak) : json(nullptr)},
                 {"predicted_step_seconds", predictedStep}};
+    if (const plan::ProfiledStep* step = profile.kernelStep()) {
+      json kernels = json::array();
+      for (const plan::KernelTime& k : step->kernels) {
+        kernels.push_back({{"name", k.name}, {"calls", k.calls}, {"seconds", k.seconds}});
+      }
+      out["kernels"] = std::move(kernels);
+    }
     std::cout << out.dump(2) << '\n';
     return 0;
   }
@@ -244,6 +251,21 @@ int runProfile(const GlobalOptions& /*global*/) {
     std::cout << '\n';
   } else {
     std::cout << "peak: not measured (no allocator statistics on " << profile.device << ")\n";
+  }
+  if (const plan::ProfiledStep* step = profile.kernelStep()) {
+    constexpr size_t kShown = 15;
+    double total = 0;
+    for (const plan::KernelTime& k : step->kernels) total += k.seconds;
+    std::cout << fmt::format("\nkernels of the last profiled step: {} names, {} in them ({} step)\n",
+                             step->kernels.size(), formatSeconds(total), formatSeconds(step->seconds));
+    Table kernels({"kernel", "calls", "time", "share"});
+    for (size_t i = 0; i < std::min(kShown, step->kernels.size()); ++i) {
+      const plan::KernelTime& k = step->kernels[i];
+      kernels.add({k.name, std::to_string(k.calls), formatSeconds(k.seconds),
+                   fmt::format("{:.1f}%", total > 0 ? 100 * k.seconds / total : 0.0)});
+    }
+    kernels.print(std::cout, "  ");
+    if (step->kernels.size() > kShown) std::cout << fmt::format("  ... {} more (--json lists all)\n", step->kernels.size() - kShown);
   }
   return 0;
 }

@@ -31,10 +31,22 @@ std::optional<uint64_t> readOptionalBytes(const Reader& r, const At& object, std
 double MeasuredProfile::medianStepSeconds() const {
   if (steps.empty()) return 0;
   std::vector<double> seconds;
-  for (const ProfiledStep& s : steps) seconds.push_back(s.seconds);
+  for (const ProfiledStep& s : steps) {
+    if (s.kernels.empty()) seconds.push_back(s.seconds);
+  }
+  if (seconds.empty()) {
+    for (const ProfiledStep& s : steps) seconds.push_back(s.seconds);
+  }
   std::sort(seconds.begin(), seconds.end());
   const size_t n = seconds.size();
   return n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
+}
+
+const ProfiledStep* MeasuredProfile::kernelStep() const {
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    if (!it->kernels.empty()) return &*it;
+  }
+  return nullptr;
 }
 
 std::optional<uint64_t> MeasuredProfile::maxPeakBytes() const {
@@ -66,7 +78,13 @@ std::string profileToJson(const MeasuredProfile& profile) {
   j["graphs"] = std::move(graphs);
   Json steps = Json::array();
   for (const ProfiledStep& s : profile.steps) {
-    steps.push_back({{"seconds", s.seconds}, {"peak_bytes", optionalBytes(s.peakBytes)}, {"before_bytes", optionalBytes(s.beforeBytes)}});
+    Json step = {{"seconds", s.seconds}, {"peak_bytes", optionalBytes(s.peakBytes)}, {"before_bytes", optionalBytes(s.beforeBytes)}};
+    if (!s.kernels.empty()) {
+      Json kernels = Json::array();
+      for (const KernelTime& k : s.kernels) kernels.push_back({{"name", k.name}, {"calls", k.calls}, {"seconds", k.seconds}});
+      step["kernels"] = std::move(kernels);
+    }
+    steps.push_back(std::move(step));
   }
   j["steps"] = std::move(steps);
   return j.dump(1) + "\n";
@@ -97,7 +115,17 @@ MeasuredProfile profileFromJson(std::string_view text, const std::string& source
     if (step.seconds < 0) r.fail(r.field(s, "seconds"), "a time is not negative");
     step.peakBytes = readOptionalBytes(r, s, "peak_bytes");
     step.beforeBytes = readOptionalBytes(r, s, "before_bytes");
-    profile.steps.push_back(step);
+    if (r.has(s, "kernels")) {
+      r.forEach(r.field(s, "kernels"), [&](const At& k) {
+        KernelTime kernel;
+        kernel.name = r.name(r.field(k, "name"));
+        kernel.calls = r.value<uint64_t>(k, "calls");
+        kernel.seconds = r.value<double>(k, "seconds");
+        if (kernel.seconds < 0) r.fail(r.field(k, "seconds"), "a time is not negative");
+        step.kernels.push_back(std::move(kernel));
+      });
+    }
+    profile.steps.push_back(std::move(step));
   });
   return profile;
 }

@@ -7,10 +7,14 @@
 //    "torch": "2.11.0+cu130",
 //    "graphs": [{"graph": ID, "fingerprint": HEX, "plan": PATH relative to the profile, or "",
 //                "predicted_peak_bytes": N, "predicted_step_seconds": s}],
-//    "steps": [{"seconds": s, "peak_bytes": N or null, "before_bytes": N or null}]}
+//    "steps": [{"seconds": s, "peak_bytes": N or null, "before_bytes": N or null,
+//               "kernels": [{"name": S, "calls": N, "seconds": s}]}]}     ("kernels" optional)
 //
 // peak_bytes is max_memory_allocated over the step minus memory_allocated before it (the anchors'
-// measure); null where the device keeps no allocator statistics (the CPU).
+// measure); null where the device keeps no allocator statistics (the CPU). A step with "kernels"
+// ran under torch.profiler (lathe.step(model, kernels=True)): per kernel name its launches and
+// device time in the step, longest first (on the CPU: the operators' own CPU time). The profiler
+// slows such a step, so the median step time leaves profiled steps out while others exist.
 #pragma once
 
 #include <cstdint>
@@ -34,10 +38,18 @@ struct ProfiledGraph {
   friend bool operator==(const ProfiledGraph&, const ProfiledGraph&) = default;
 };
 
+struct KernelTime {
+  std::string name;
+  uint64_t calls = 0;
+  double seconds = 0;
+  friend bool operator==(const KernelTime&, const KernelTime&) = default;
+};
+
 struct ProfiledStep {
   double seconds = 0;
   std::optional<uint64_t> peakBytes;
   std::optional<uint64_t> beforeBytes;
+  std::vector<KernelTime> kernels;  // empty: not profiled
   friend bool operator==(const ProfiledStep&, const ProfiledStep&) = default;
 };
 
@@ -49,8 +61,10 @@ struct MeasuredProfile {
   std::vector<ProfiledStep> steps;
   friend bool operator==(const MeasuredProfile&, const MeasuredProfile&) = default;
 
-  // Median step time; 0 without steps.
+  // Median step time of the steps not profiled (of every step when all were); 0 without steps.
   [[nodiscard]] double medianStepSeconds() const;
+  // The last profiled step; null when no step was.
+  [[nodiscard]] const ProfiledStep* kernelStep() const;
   // The largest peak of the steps that have one.
   [[nodiscard]] std::optional<uint64_t> maxPeakBytes() const;
   // The most any step held before it began (0 when none says).

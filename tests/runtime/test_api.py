@@ -260,6 +260,25 @@ def test_measured_steps_go_to_the_run_folder_profile_which_lathe_reads(tmp_path)
     assert document["graphs"][0]["predicted_peak_bytes"] == lathe.plans(model)[0].plan.peak_bytes
 
 
+def test_a_step_under_the_profiler_records_per_kernel_times(tmp_path):
+    model = lathe.compile(Block(), policy="heuristic", trace_dir=str(tmp_path))
+    for seed, kernels in enumerate((False, True, False)):
+        with lathe.step(model, kernels=kernels):
+            run_step(model, seed)
+    steps = lathe.measured_steps(model)
+    assert [("kernels" in s) for s in steps] == [False, True, False]
+    kernels = steps[1]["kernels"]
+    # The CPU has no kernels: the step's operators (Inductor's fallbacks, the backward's matmuls).
+    assert kernels and all(k["calls"] > 0 and k["seconds"] >= 0 for k in kernels)
+    assert [k["seconds"] for k in kernels] == sorted((k["seconds"] for k in kernels), reverse=True)
+    assert any(k["name"] in ("aten::mm", "aten::addmm") for k in kernels)
+    report = subprocess.run([CLI, "profile", str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    assert f"kernels of the last profiled step: {len(kernels)} names" in report and kernels[0]["name"] in report
+    listed = json.loads(subprocess.run([CLI, "profile", str(tmp_path), "--json"], capture_output=True, text=True,
+                                       check=True).stdout)["kernels"]
+    assert [k["name"] for k in listed] == [k["name"] for k in kernels]
+
+
 def test_a_plan_larger_than_the_device_is_reported_before_the_step(caplog, tmp_path):
     # A hardware profile with 64 KiB of memory: the block's plan (about 120 KiB) does not fit.
     profile = json.load(open(os.path.join(os.path.dirname(__file__), "../../resources/hw/h200.json")))

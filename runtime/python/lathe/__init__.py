@@ -91,12 +91,14 @@ def plans(compiled: Any) -> list[GraphPlan]:
 
 
 @contextlib.contextmanager
-def step(compiled: Any) -> Iterator[None]:
+def step(compiled: Any, kernels: bool = False) -> Iterator[None]:
     """Measures one training step of a compiled module or function: its time and, on CUDA, its peak
-    (max allocated minus allocated before). With a run folder the measurements are written to its
-    lathe.profile.json beside the plans' predictions (`lathe profile FOLDER` prints both)."""
+    (max allocated minus allocated before). kernels: run the step under torch.profiler and record
+    per-kernel times (device time on CUDA; on the CPU the operators' own time). With a run folder
+    the measurements are written to its lathe.profile.json beside the plans' predictions
+    (`lathe profile FOLDER` prints both)."""
     backend = backend_of(compiled)
-    with backend.recorder.measure():
+    with backend.recorder.measure(kernels=kernels):
         yield
     backend.write_profile()
 

@@ -1,5 +1,7 @@
 """Measured steps: `with lathe.step(model):` around one training step records its time and, on a
-CUDA device, its peak (max allocated minus allocated before it, as the anchors measure it). With a
+CUDA device, its peak (max allocated minus allocated before it, as the anchors measure it);
+`lathe.step(model, kernels=True)` runs the step under torch.profiler and records per-kernel times
+too (that step is slower, and left out of the median step time). With a
 run folder the measurements and the plans' predictions are written to its lathe.profile.json
 (lathe.profile/1, core/plan/profile.h), which `lathe profile FOLDER` reads."""
 
@@ -20,13 +22,40 @@ PROFILE_FORMAT = "lathe.profile/1"
 PROFILE_FILE = "lathe.profile.json"
 
 
+def _kernel_times(profiler: "torch.profiler.profile", cuda: bool) -> list[dict]:
+    """Per kernel name: launches and device time, longest first. On the CPU, where there are no
+    kernels, the operators' own CPU time (aten ops without their children)."""
+    by_name: dict[str, list] = {}
+    for event in profiler.events():
+        if cuda:
+            if event.device_type != torch.autograd.DeviceType.CUDA:
+                continue
+            seconds = event.device_time / 1e6  # the kernel's own time on the device, µs
+        else:
+            if not event.name.startswith("aten::"):
+                continue
+            seconds = event.self_cpu_time_total / 1e6
+        entry = by_name.setdefault(event.name, [0, 0.0])
+        entry[0] += 1
+        entry[1] += seconds
+    kernels = [{"name": name, "calls": calls, "seconds": seconds} for name, (calls, seconds) in by_name.items()]
+    return sorted(kernels, key=lambda k: (-k["seconds"], k["name"]))
+
+
 class StepRecorder:
     def __init__(self) -> None:
         self.steps: list[dict] = []
 
     @contextlib.contextmanager
-    def measure(self) -> Iterator[None]:
+    def measure(self, kernels: bool = False) -> Iterator[None]:
         cuda = torch.cuda.is_available()
+        profiler = None
+        if kernels:
+            activities = [torch.profiler.ProfilerActivity.CPU]
+            if cuda:
+                activities.append(torch.profiler.ProfilerActivity.CUDA)
+            profiler = torch.profiler.profile(activities=activities)
+            profiler.__enter__()
         if cuda:
             torch.cuda.synchronize()
             before = torch.cuda.memory_allocated()
@@ -35,14 +64,23 @@ class StepRecorder:
             start.record()
         else:
             started = time.perf_counter()
-        yield
+        try:
+            yield
+        except BaseException:
+            if profiler is not None:
+                profiler.__exit__(None, None, None)
+            raise
         if cuda:
             end.record()
             torch.cuda.synchronize()
-            self.steps.append({"seconds": start.elapsed_time(end) / 1e3,
-                               "peak_bytes": torch.cuda.max_memory_allocated() - before, "before_bytes": before})
+            step = {"seconds": start.elapsed_time(end) / 1e3,
+                    "peak_bytes": torch.cuda.max_memory_allocated() - before, "before_bytes": before}
         else:
-            self.steps.append({"seconds": time.perf_counter() - started, "peak_bytes": None, "before_bytes": None})
+            step = {"seconds": time.perf_counter() - started, "peak_bytes": None, "before_bytes": None}
+        if profiler is not None:
+            profiler.__exit__(None, None, None)
+            step["kernels"] = _kernel_times(profiler, cuda)
+        self.steps.append(step)
 
 
 def _device() -> dict:

@@ -18,6 +18,9 @@ MeasuredProfile sample() {
   p.steps.push_back({0.0763, 4'070'000'000, 1'880'000'000});
   p.steps.push_back({0.0761, 4'070'000'016, 1'880'000'000});
   p.steps.push_back({0.0790, std::nullopt, std::nullopt});
+  // Under torch.profiler: slower, and the only step with kernels.
+  p.steps.push_back({0.0950, 4'070'000'000, 1'880'000'000,
+                     {{"sm90_xmma_gemm_bf16bf16_bf16f32", 224, 0.0412}, {"triton_poi_fused_mul_silu_0", 8, 0.0031}}});
   return p;
 }
 
@@ -37,9 +40,14 @@ TEST(Profile, RoundTripsEveryField) {
 }
 
 TEST(Profile, MedianAndPeakOfTheSteps) {
-  const MeasuredProfile p = sample();
-  EXPECT_DOUBLE_EQ(p.medianStepSeconds(), 0.0763);
+  MeasuredProfile p = sample();
+  EXPECT_DOUBLE_EQ(p.medianStepSeconds(), 0.0763);  // the profiled step left out
+  ASSERT_NE(p.kernelStep(), nullptr);
+  EXPECT_EQ(p.kernelStep()->kernels.size(), 2u);
   EXPECT_EQ(p.maxPeakBytes(), 4'070'000'016u);
+  p.steps.erase(p.steps.begin(), p.steps.begin() + 3);
+  EXPECT_DOUBLE_EQ(p.medianStepSeconds(), 0.0950);  // all profiled: their median
+  EXPECT_EQ(MeasuredProfile{}.kernelStep(), nullptr);
   EXPECT_EQ(MeasuredProfile{}.maxPeakBytes(), std::nullopt);
   EXPECT_EQ(MeasuredProfile{}.medianStepSeconds(), 0.0);
 }
@@ -58,6 +66,10 @@ TEST(Profile, BadValuesNameTheirPath) {
   EXPECT_NE(errorOf(replaced("\"peak_bytes\": 4070000000", "\"peak_bytes\": 1.5")).find("$.steps[0].peak_bytes: expected an integer"),
             std::string::npos);
   EXPECT_NE(errorOf(replaced("\"graph\": \"0/0:aot_joint_graph\"", "\"graph\": \"\"")).find("$.graphs[0].graph: empty name"),
+            std::string::npos);
+  EXPECT_NE(errorOf(replaced("\"calls\": 224", "\"calls\": -3")).find("$.steps[3].kernels[0].calls: -3 is out of range"),
+            std::string::npos);
+  EXPECT_NE(errorOf(replaced("\"seconds\": 0.0412", "\"seconds\": -0.1")).find("$.steps[3].kernels[0].seconds: a time is not negative"),
             std::string::npos);
   EXPECT_NE(errorOf("[1, 2]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(errorOf("{\"format\": \"lathe.profile/1\"").find("not a JSON object"), std::string::npos);
