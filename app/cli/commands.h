@@ -13,6 +13,10 @@
 
 namespace lathe::cli {
 
+// Exit codes beyond lathe::ErrorCode's (1 usage, 2 bad input, 3 internal): `lathe plan` wrote its
+// plan, but the plan does not fit the memory budget it was asked for.
+inline constexpr int kExitBudgetMissed = 4;
+
 struct GlobalOptions {
   bool progress = false;  // draw a progress line on stderr (only when it is a terminal)
 };

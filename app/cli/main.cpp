@@ -31,6 +31,20 @@ int main(int argc, char** argv) {
 
   registerCommands(app, global);
 
+  // CLI11 reads an unknown command as a stray positional and says only that a command is required.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string_view word = argv[1];
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      found = found || sub->get_name() == word;
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::cerr << "lathe: unknown command '" << word << "' (commands: " << known << "; lathe --help)\n";
+      return static_cast<int>(lathe::ErrorCode::Usage);
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -110,6 +110,16 @@ std::string statText(const passes::PassStat& stat) {
   return fmt::format("{:.3g}", stat.value);
 }
 
+// A pass asked for a memory budget that no plan it found fits (its budget_met statistic is 0).
+bool budgetMissed(const passes::PipelineRun& run) {
+  for (const passes::PipelineRecord& record : run.history) {
+    for (const passes::PassStat& stat : record.result.stats) {
+      if (stat.name == "budget_met" && stat.value == 0) return true;
+    }
+  }
+  return false;
+}
+
 int runPlan(const GlobalOptions& global) {
   const PlanOptions& o = planOptions();
   const passes::PlanTarget target = prepare(o, global);
@@ -120,9 +130,10 @@ int runPlan(const GlobalOptions& global) {
   const passes::PipelineRun run = passes::runPipeline(context, steps);
   const plan::PlanBundle bundle = passes::buildPlanBundle(context, run, o.path, target.graphId());
   if (!o.output.empty()) plan::writePlan(o.output, bundle);
+  const int status = budgetMissed(run) ? kExitBudgetMissed : 0;
   if (o.json) {
     std::cout << plan::planToJson(bundle);
-    return 0;
+    return status;
   }
   std::cout << fmt::format("{}  graph {} ({} nodes)  on {}\n", o.path, target.graphId(), graph.size(), target.hardware().name);
   for (const passes::PipelineRecord& record : run.history) {
@@ -141,12 +152,24 @@ int runPlan(const GlobalOptions& global) {
                            bundle.timeline.node.empty() ? "-" : bundle.timeline.node[bundle.timeline.peakStep],
                            bundle.timeline.phase.empty() ? "-" : (bundle.timeline.phase[bundle.timeline.peakStep] == 'f' ? "forward" : "backward"));
   if (!o.output.empty()) std::cout << "plan written to " << o.output << '\n';
-  return 0;
+  if (status != 0) std::cerr << "lathe: the plan does not meet the memory budget it was asked for (its smallest peak is kept)\n";
+  return status;
 }
 
 int runTimeline(const GlobalOptions& /*global*/) {
   const TimelineOptions& o = timelineOptions();
-  const plan::PlanBundle bundle = plan::readPlan(o.path);
+  plan::PlanBundle bundle;
+  try {
+    bundle = plan::readPlan(o.path);
+  } catch (const Error& e) {
+    // A capture given where a plan belongs: say what to run first, not only that it is not JSON.
+    const std::string path = o.path;
+    const bool capture = std::filesystem::is_directory(path) || path.ends_with(".log") || path.ends_with(".log.gz") ||
+                         path.ends_with(".pt2") || path.ends_with(".gz");
+    if (e.code() != ErrorCode::BadInput || !capture) throw;
+    throw Error(ErrorCode::BadInput, path + ": a capture, not a plan bundle: `lathe timeline` reads the plan that `lathe plan " +
+                                         path + " -o plan.json` writes");
+  }
   const plan::PlanTimeline& t = bundle.timeline;
   const size_t steps = t.node.size();
   auto total = [&](size_t i) {
@@ -338,7 +361,11 @@ void registerPlanCommands(CLI::App& app) {
   addPlanInputs(plan, planOptions());
   plan->add_option("--pipeline", planOptions().pipeline,
                    "Passes and options, e.g. \"split,fusion,recompute(policy=budget,memory=40GiB),offload(policy=heuristic,"
-                   "resident=0.3)\" (default: split,fusion and, for a joint graph, recompute(policy=torch))");
+                   "resident=0.3)\" (default: split,fusion and, for a joint graph, recompute(policy=torch))")
+      ->check([](const std::string& value) -> std::string {
+        return value.find_first_not_of(" \t") == std::string::npos ? "an empty pipeline plans nothing; leave --pipeline out for the default"
+                                                                    : "";
+      });
   addOutputOption(plan, planOptions().output, "Write the plan bundle (lathe.plan/1 JSON) here");
   auto* timeline = app.add_subcommand("timeline", "Memory over the planned step, by category, from a plan bundle");
   timeline->add_option("plan", timelineOptions().path, "Plan bundle written by `lathe plan -o`")->required();

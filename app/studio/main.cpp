@@ -47,6 +47,26 @@ bool wantsScreenshot(int argc, char** argv) {
   return false;
 }
 
+// --help and --version print and exit: they need no window.
+bool onlyPrints(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    for (const char* flag : {"-h", "--help", "--help-all", "-v", "--version"}) {
+      if (std::strcmp(argv[i], flag) == 0) return true;
+    }
+  }
+  return false;
+}
+
+// Whether Qt has a display to open (X11 or Wayland), or was told which platform to use.
+bool hasDisplay() {
+#ifdef __linux__
+  return std::getenv("QT_QPA_PLATFORM") != nullptr || std::getenv("DISPLAY") != nullptr ||
+         std::getenv("WAYLAND_DISPLAY") != nullptr;
+#else
+  return true;
+#endif
+}
+
 QStringList languageCodes() {
   QStringList codes;
   for (const lathe::studio::Language& shipped : lathe::studio::availableLanguages()) codes << shipped.code;
@@ -138,9 +158,16 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Headless rendering needs no display: default to the offscreen platform unless one is chosen.
-  if (wantsScreenshot(argc, argv) && std::getenv("QT_QPA_PLATFORM") == nullptr)
+  // Headless rendering and printing need no display: default to the offscreen platform unless one
+  // is chosen. Without a display, opening the window would abort inside Qt: say so instead.
+  if ((wantsScreenshot(argc, argv) || onlyPrints(argc, argv)) && std::getenv("QT_QPA_PLATFORM") == nullptr)
     setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  if (!hasDisplay()) {
+    std::fprintf(stderr,
+                 "lathe-studio: no display (DISPLAY and WAYLAND_DISPLAY are unset): run it in a desktop session, "
+                 "or render a view headless with --screenshot out.png\n");
+    return kExitUsage;
+  }
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("Lathe"));
   QApplication::setApplicationName(QStringLiteral("lathe-studio"));

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CLI contract: exit codes (0 ok, 1 usage, 2 bad input), valid JSON from every subcommand,
+# The CLI contract: exit codes (0 ok, 1 usage, 2 bad input, 4 budget missed), valid JSON from every subcommand,
 # nothing written to stdout on failure.
 # usage: cli_contract.sh LATHE SAMPLES_DIR SOURCE_DIR
 set -uo pipefail
@@ -49,6 +49,21 @@ expect 2 "an empty file is bad input" -- "$lathe" graphs "$tmp/empty.log"
 expect 1 "unknown graph id is a usage error" -- "$lathe" show "$log" --graph "9/9:nope"
 expect 1 "unknown compile is a usage error" -- "$lathe" guards "$log" --compile 7/7
 expect 2 "memory on a log is bad input" -- "$lathe" memory "$log"
+tiny=$samples/captures/llama3_8b_2l_tiny_train.log.gz
+expect 1 "an unknown command is a usage error" -- "$lathe" nosuchcmd "$log"
+if grep -q "unknown command 'nosuchcmd'" "$tmp/err"; then echo "ok   the unknown command is named"
+else echo "FAIL the unknown command is not named: $(head -c 300 "$tmp/err")"; failures=$((failures + 1)); fi
+expect 1 "an empty pipeline is a usage error" -- "$lathe" plan "$tiny" --pipeline " "
+expect 2 "timeline on a capture is bad input" -- "$lathe" timeline "$tiny"
+if grep -q "a capture, not a plan bundle" "$tmp/err"; then echo "ok   timeline on a capture says what to run"
+else echo "FAIL timeline on a capture: $(head -c 300 "$tmp/err")"; failures=$((failures + 1)); fi
+# A budget no plan fits: the plan is written and reported, and the exit status says it missed.
+"$lathe" plan "$tiny" --pipeline "split,fusion,recompute(policy=budget,memory=1KiB)" -o "$tmp/missed.json" \
+  > "$tmp/out" 2> "$tmp/err"
+got=$?
+if [ "$got" -eq 4 ] && [ -s "$tmp/missed.json" ] && grep -q "budget" "$tmp/out" && grep -q "does not meet the memory budget" "$tmp/err"; then
+  echo "ok   a missed budget exits 4 with the plan written"
+else echo "FAIL a missed budget: exit $got: $(head -c 300 "$tmp/err")"; failures=$((failures + 1)); fi
 
 for artifact in "$log" "$pt2" "$snap"; do
   expect_json "info --json $(basename "$artifact")" -- "$lathe" info --json "$artifact"
