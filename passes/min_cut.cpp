@@ -53,21 +53,17 @@ FlowNetwork::Cut FlowNetwork::minimumCut(uint32_t source, uint32_t sink) const {
                                                 sink);
   if (cut.value >= infinite) cut.value = kInfinite;
 
-  // Vertices that reach the sink through edges with residual capacity left.
-  std::vector<std::vector<uint32_t>> reachers(vertices_);
-  for (uint32_t v = 0; v < vertices_; ++v) {
-    for (auto [it, end] = boost::out_edges(v, graph); it != end; ++it) {
-      if (residual[*it] > 0) reachers[boost::target(*it, graph)].push_back(v);
-    }
-  }
+  // Vertices that reach the sink through edges with residual capacity left: walking back from the
+  // sink, u reaches v when the edge u -> v (the reverse of an out-edge of v) has residual capacity.
   cut.sinkSide.assign(vertices_, 0);
   std::deque<uint32_t> queue{sink};
   cut.sinkSide[sink] = 1;
   while (!queue.empty()) {
     const uint32_t v = queue.front();
     queue.pop_front();
-    for (uint32_t u : reachers[v]) {
-      if (!cut.sinkSide[u]) {
+    for (auto [it, end] = boost::out_edges(v, graph); it != end; ++it) {
+      const auto u = static_cast<uint32_t>(boost::target(*it, graph));
+      if (!cut.sinkSide[u] && residual[reverse[*it]] > 0) {
         cut.sinkSide[u] = 1;
         queue.push_back(u);
       }
