@@ -126,11 +126,6 @@ std::vector<std::string> pieceDiff(const ir::Graph& graph, const Pieces& pieces)
 
 // ---- layer units ----
 
-struct Units {
-  std::vector<int32_t> unit;
-  std::vector<plan::LayerUnit> units;
-};
-
 NodeId firstUse(const ir::Graph& graph, NodeId node) {
   const auto users = graph.users(node);
   return users.empty() ? kNever : users[0];
@@ -193,13 +188,13 @@ std::vector<std::pair<std::string, std::vector<NodeId>>> unitsFromModulePaths(co
 
 // Parameter -> "block.<k>": stretches of the forward program order cut at each Attention op.
 std::vector<std::pair<std::string, std::vector<NodeId>>> unitsFromRepeatedStructure(
-    const PassContext& context, const std::vector<bool>& backward, const std::vector<NodeId>& parameters) {
-  const ir::Graph& graph = context.graph;
+    const ir::Graph& graph, const ir::OpRegistry& ops, const std::vector<bool>& backward,
+    const std::vector<NodeId>& parameters) {
   std::vector<int32_t> stretch(graph.size(), kNone);
   int32_t current = 0;
   for (NodeId node = 0; node < graph.size(); ++node) {
     if (backward[node] || !isCall(graph.node(node))) continue;
-    if (context.ops.lookup(graph.target(node)).category == ir::OpCategory::Attention) ++current;
+    if (ops.lookup(graph.target(node)).category == ir::OpCategory::Attention) ++current;
     stretch[node] = current;
   }
   std::map<int32_t, std::vector<NodeId>> byStretch;
@@ -220,11 +215,11 @@ std::vector<std::pair<std::string, std::vector<NodeId>>> unitsFromRepeatedStruct
   return units;
 }
 
-Units layerUnits(const PassContext& context) {
-  const ir::Graph& graph = context.graph;
-  const analysis::GraphInputs& inputs = context.inputs;
+}  // namespace
+
+LayerUnits layerUnits(const ir::Graph& graph, const analysis::GraphInputs& inputs, const ir::OpRegistry& ops) {
   const size_t n = graph.size();
-  Units out;
+  LayerUnits out;
   out.unit.assign(n, kNone);
 
   std::vector<NodeId> parameters;
@@ -238,7 +233,7 @@ Units layerUnits(const PassContext& context) {
 
   const std::vector<bool> backward = backwardNodes(graph, inputs);
   auto named = anyPath ? unitsFromModulePaths(graph, inputs, parameters)
-                       : unitsFromRepeatedStructure(context, backward, parameters);
+                       : unitsFromRepeatedStructure(graph, ops, backward, parameters);
   std::vector<int32_t> weightUnit(n, kNone);
   for (auto& [name, weights] : named) {
     plan::LayerUnit unit;
@@ -267,7 +262,7 @@ Units layerUnits(const PassContext& context) {
       reads[node] = std::max(reads[node], weightView[in]);
     }
     if (isCall(graph.node(node)) && !ins.empty() &&
-        context.ops.lookup(graph.target(node)).category == ir::OpCategory::View) {
+        ops.lookup(graph.target(node)).category == ir::OpCategory::View) {
       weightView[node] = weightView[ins[0]];
     }
   }
@@ -324,8 +319,6 @@ Units layerUnits(const PassContext& context) {
   return out;
 }
 
-}  // namespace
-
 std::string layerUnitKey(std::string_view modulePath) {
   size_t start = 0;
   bool first = true;
@@ -362,9 +355,9 @@ PassResult SplitPass::run(const PassContext& context, const plan::PlanState& bef
   result.state.boundary = pieces.boundary;
   result.state.pieceCount = pieces.count;
 
-  Units units;
+  LayerUnits units;
   units.unit.assign(n, kNone);
-  if (withUnits) units = layerUnits(context);
+  if (withUnits) units = layerUnits(graph, context.inputs, context.ops);
   result.state.unit = std::move(units.unit);
   result.state.units = std::move(units.units);
 

@@ -35,8 +35,10 @@
 // Stats: pieces, split_ops, units, unit_weight_bytes_min, unit_weight_bytes_max.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "passes/pass.h"
 
@@ -48,6 +50,15 @@ class SplitPass final : public Pass {
   [[nodiscard]] PassResult run(const PassContext& context, const plan::PlanState& before,
                                const PassOptions& options) const override;
 };
+
+// A graph's layer units as the pass computes them (above), on their own: the studio's module
+// clusters need them without planning anything.
+struct LayerUnits {
+  std::vector<int32_t> unit;  // per node, plan::kNone for the output
+  std::vector<plan::LayerUnit> units;
+};
+[[nodiscard]] LayerUnits layerUnits(const ir::Graph& graph, const analysis::GraphInputs& inputs,
+                                    const ir::OpRegistry& ops);
 
 // The layer-unit key of a module path ("model.layers.3.mlp.up_proj" -> "model.layers.3"); empty when
 // no component after the first is a number.

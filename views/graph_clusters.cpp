@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <functional>
 #include <map>
 #include <set>
@@ -12,7 +11,6 @@
 
 #include "analysis/graph_inputs.h"
 #include "analysis/joint.h"
-#include "hw/hw_profile.h"
 #include "ir/op_info.h"
 #include "passes/split.h"
 #include "plan/plan_state.h"
@@ -133,18 +131,11 @@ NodeGrouping groupNodes(const ir::Graph& graph, const ir::Graph* dynamo) {
 
   // Traced graphs name parameters only: the split pass's layer units carry them over the nodes.
   std::fill(paths.begin(), paths.end(), std::string());
-  const hw::HwProfile hardware = hw::resolveHwProfile("h200");
-  const passes::PassContext context{graph, inputs, hardware, ir::OpRegistry::global(), {}, true};
-  passes::PassResult split;
-  try {
-    split = passes::SplitPass().run(context, plan::PlanState::empty(graph.size()), {});
-  } catch (const std::exception&) {
-    return grouping;  // a graph the split pass cannot read is drawn without module clusters
-  }
+  const passes::LayerUnits units = passes::layerUnits(graph, inputs, ir::OpRegistry::global());
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
-    const int32_t unit = split.state.unit[id];
+    const int32_t unit = units.unit[id];
     if (unit == plan::kNone) continue;
-    const std::string& name = split.state.units[static_cast<size_t>(unit)].name;
+    const std::string& name = units.units[static_cast<size_t>(unit)].name;
     if (name != "prologue" && name != "epilogue") paths[id] = name;
   }
   return grouping;
