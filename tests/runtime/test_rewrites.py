@@ -94,11 +94,38 @@ def test_rewritten_llama_trains_as_eager_and_plans_a_smaller_peak(monkeypatch):
 
 
 def test_rewrites_option_and_environment(monkeypatch):
-    assert make_options().rewrites == _rewrites.REWRITES
+    assert make_options().rewrites == _rewrites.DEFAULT_REWRITES
+    assert "logits_without_grad" not in _rewrites.DEFAULT_REWRITES  # it changes what the model returns
+    assert make_options(rewrites="all").rewrites == _rewrites.REWRITES
     assert make_options(rewrites=False).rewrites == ()
     assert make_options(rewrites="embedding_grad").rewrites == ("embedding_grad",)
     monkeypatch.setenv("LATHE_REWRITES", "none")
     assert make_options().rewrites == ()
-    assert make_options(rewrites=True).rewrites == _rewrites.REWRITES  # code wins over the environment
+    assert make_options(rewrites=True).rewrites == _rewrites.DEFAULT_REWRITES  # code wins over the environment
     with pytest.raises(lathe.LatheError, match="unknown rewrite 'chunked'"):
         make_options(rewrites=["chunked"])
+
+
+def test_returned_logits_without_grad_leave_no_logits_gradient(monkeypatch):
+    texts = planned_joint_graphs(monkeypatch)
+    ids = torch.randint(0, 4096, (2, 32), generator=torch.Generator().manual_seed(1))
+    loss, grads = models.train_step(wide_vocab_llama(), ids)
+    peaks = {}
+    for rewrites in ("linear_cross_entropy,embedding_grad", "all"):
+        texts.clear()
+        model = lathe.compile(wide_vocab_llama(), policy="heuristic", rewrites=rewrites)
+        model.zero_grad(set_to_none=True)
+        output = model(input_ids=ids, labels=ids)
+        assert output.logits.shape == (2, 32, 4096)
+        assert output.logits.requires_grad == (rewrites != "all")
+        output.loss.backward()
+        torch.testing.assert_close(output.loss.detach(), loss, rtol=1e-5, atol=1e-5)
+        for name, p in model.named_parameters():
+            torch.testing.assert_close(p.grad, grads[name], rtol=1e-4, atol=1e-5, msg=name)
+        (joint,) = texts
+        # AOTAutograd hands a differentiable output a gradient (zeros when unused): one of the
+        # logits' shape, unless they are returned detached.
+        logits_tangents = re.findall(r"tangents_\d+: \"f32\[2, 32, 4096\]", joint)
+        assert len(logits_tangents) == (0 if rewrites == "all" else 1), logits_tangents
+        peaks[rewrites] = model._lathe_backend.plans[0].plan.peak_bytes
+    assert peaks["all"] < peaks["linear_cross_entropy,embedding_grad"], peaks

@@ -7,8 +7,9 @@ against eager's.
 
 Peak and step as bench.py measures them (peak = max allocated over one step minus allocated before
 it, grads None; step = median of BENCH_STEPS CUDA-event-timed steps after 3 warm-ups). Options from
-the environment: BENCH_STEPS (10), BENCH_LATHE ("heuristic:none,heuristic,budget:4GiB,..."; a spec
-is POLICY[:MEMORY][:none], ":none" turning the rewrites off), BENCH_TINY=1 (a tiny config on the
+the environment: BENCH_STEPS (10), BENCH_LATHE ("heuristic:none,heuristic,heuristic:all,..."; a spec
+is POLICY[:MEMORY][:none|:all]: ":none" turns the rewrites off, ":all" adds logits_without_grad to the
+default ones), BENCH_TINY=1 (a tiny config on the
 CPU, to check the script itself: peaks are not measured there). Prints one table; writes every row
 to $OUT/hf_llama.jsonl as it is measured.
   device run, carry [".device/deps"]:  BENCH_SCRIPT=hf_llama.py bash bench/device/runtime/run.sh
@@ -104,7 +105,8 @@ def grad_error(model, reference):
 def main():
     tiny = os.environ.get("BENCH_TINY") == "1"
     steps = int(os.environ.get("BENCH_STEPS", "3" if tiny else "10"))
-    specs = os.environ.get("BENCH_LATHE", "heuristic:none,heuristic,budget:5GiB,budget:4.5GiB,budget:4GiB")
+    specs = os.environ.get("BENCH_LATHE", "heuristic:none,heuristic,heuristic:all,budget:5GiB:all,budget:4.5GiB:all,"
+                                          "budget:4GiB:all")
     out_dir = os.environ.get("OUT", "/tmp")
     rows_path = os.path.join(out_dir, "hf_llama.jsonl")
     device = Device()
@@ -163,8 +165,8 @@ def main():
     run("torch.compile", lambda: torch.compile(fresh_model()))
     for spec in [s for s in specs.split(",") if s]:
         parts = spec.split(":")
-        rewrites = parts[-1] != "none"
-        policy, memory = parts[0], (parts[1] if len(parts) > 1 and parts[1] != "none" else None)
+        rewrites = parts.pop() if len(parts) > 1 and parts[-1] in ("none", "all") else None
+        policy, memory = parts[0], (parts[1] if len(parts) > 1 else None)
         run(f"lathe {spec}", lambda policy=policy, memory=memory, rewrites=rewrites: lathe.compile(
             fresh_model(), policy=policy, memory=memory, rewrites=rewrites))
 

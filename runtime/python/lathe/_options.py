@@ -15,7 +15,7 @@ import re
 from typing import Any, Optional, Union
 
 from ._errors import LatheError
-from ._rewrites import REWRITES, parse_rewrites
+from ._rewrites import DEFAULT_REWRITES, REWRITES, parse_rewrites
 
 POLICIES = ("torch", "heuristic", "budget", "file")
 
@@ -55,7 +55,7 @@ class CompileOptions:
     plan: Optional[str] = None
     trace_dir: Optional[str] = None
     dynamic: Optional[bool] = None
-    rewrites: tuple = REWRITES  # memory rewrites of the captured graph (_rewrites.py)
+    rewrites: tuple = DEFAULT_REWRITES  # memory rewrites of the captured graph (_rewrites.py)
     # Pass options beyond the named ones, e.g. pipeline="split,fusion,recompute(policy=torch)".
     extra: tuple = ()
 

@@ -12,6 +12,9 @@ in the Dynamo graph before AOTAutograd traces it:
   (the model may still return them: that linear stays, for its output only).
 - `embedding_grad`: `embedding(ids, W)` becomes `lathe::embedding`, whose backward sums the
   gradient in fp32 only over the rows the batch reads and writes them into a gradient of W's dtype.
+- `logits_without_grad` (only when asked for: it changes what the model returns): the logits a
+  rewritten loss's model also returns are detached, so the backward gets no zeros gradient for
+  them and runs no lm_head matmuls on it.
 
 The planner's op table prices the four ops (core/ir/op_table.cpp): the loss as the lm_head matmul
 it is (compute sensitive: kept, not recomputed), its backward as three. Gradients equal eager's
@@ -29,7 +32,10 @@ import torch.nn.functional as F
 from ._custom_ops import register_custom_op
 from ._errors import LatheError
 
-REWRITES = ("linear_cross_entropy", "embedding_grad")
+REWRITES = ("linear_cross_entropy", "embedding_grad", "logits_without_grad")
+# logits_without_grad changes what the model returns (logits no gradient can flow back through), so
+# it is applied only when asked for.
+DEFAULT_REWRITES = ("linear_cross_entropy", "embedding_grad")
 REWRITES_ARTIFACT = "lathe_rewrites"  # the TORCH_TRACE artifact listing what a compile rewrote
 
 # Bytes of one fp32 chunk of logits: small next to a vocabulary-sized tensor, large enough that each
@@ -38,15 +44,18 @@ _CHUNK_BYTES = 128 * 2**20
 
 
 def parse_rewrites(value: object) -> tuple:
-    """True/None: every rewrite; False, 'none' or (): none; a name, a comma list or a sequence."""
+    """True/None: the default rewrites; False, 'none' or (): none; 'all'; a name, a comma list or a
+    sequence."""
     if value is None or value is True:
-        return REWRITES
+        return DEFAULT_REWRITES
     if value is False:
         return ()
     names = [n.strip() for n in value.split(",")] if isinstance(value, str) else list(value)
     names = [n for n in names if n]
     if names == ["none"]:
         return ()
+    if names == ["all"]:
+        return REWRITES
     unknown = [n for n in names if n not in REWRITES]
     if unknown:
         raise LatheError(f"rewrites: unknown rewrite {unknown[0]!r} (one of {', '.join(REWRITES)}, or none)")
@@ -208,25 +217,26 @@ def _logits_linear(node: torch.fx.Node) -> Optional[torch.fx.Node]:
     return None
 
 
-def _rewrite_cross_entropy(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
+def _rewrite_cross_entropy(graph: torch.fx.Graph, node: torch.fx.Node) -> Optional[torch.fx.Node]:
+    """Replaces the loss; returns the linear that made its logits (None when nothing matched)."""
     logits, labels = _arg(node, 0, "input", None), _arg(node, 1, "target", None)
     if _arg(node, 2, "weight", None) is not None or _arg(node, 7, "label_smoothing", 0.0) != 0.0:
-        return False
+        return None
     if _arg(node, 3, "size_average", None) is not None or _arg(node, 5, "reduce", None) is not None:
-        return False
+        return None
     reduction, ignore_index = _arg(node, 6, "reduction", "mean"), _arg(node, 4, "ignore_index", -100)
     if reduction not in ("mean", "sum") or not isinstance(ignore_index, int) or not isinstance(labels, torch.fx.Node):
-        return False
+        return None
     linear = _logits_linear(logits)
     logits_value, labels_value = _example(logits), _example(labels)
     if linear is None or logits_value is None or labels_value is None or logits_value.dim() != 2 or labels_value.dim() != 1:
-        return False
+        return None
     hidden, weight = linear.args[0], linear.args[1]
     hidden_value, weight_value = _example(hidden), _example(weight)
     if hidden_value is None or weight_value is None or weight_value.dim() != 2:
-        return False
+        return None
     if hidden_value.shape[-1] != weight_value.shape[1] or logits_value.shape[1] != weight_value.shape[0]:
-        return False
+        return None
     with graph.inserting_before(node):
         rows = graph.call_method("reshape", (hidden, -1, hidden_value.shape[-1]))
         fused = graph.call_function(torch.ops.lathe.linear_cross_entropy.default,
@@ -234,7 +244,7 @@ def _rewrite_cross_entropy(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
         loss = graph.call_function(operator.getitem, (fused, 0))
     node.replace_all_uses_with(loss)
     graph.erase_node(node)
-    return True
+    return linear
 
 
 def _rewrite_embedding(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
@@ -259,15 +269,30 @@ def _rewrite_embedding(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
 
 def apply_rewrites(gm: torch.fx.GraphModule, rewrites: Sequence[str]) -> list[str]:
     """Rewrites `gm` in place; returns what was rewritten, one line per node."""
-    done = []
+    done, logits = [], []
     for node in list(gm.graph.nodes):
         if "linear_cross_entropy" in rewrites and _is_function(node, F.cross_entropy):
-            if _rewrite_cross_entropy(gm.graph, node):
+            linear = _rewrite_cross_entropy(gm.graph, node)
+            if linear is not None:
                 done.append(f"linear_cross_entropy: {node.name}")
+                logits.append(linear)
         elif "embedding_grad" in rewrites and _is_function(node, F.embedding):
             if _rewrite_embedding(gm.graph, node):
                 done.append(f"embedding_grad: {node.name}")
     if done:
         gm.graph.eliminate_dead_code()
+    # What is left of a rewritten loss's linear makes the logits the model returns. AOTAutograd
+    # hands every differentiable output a gradient, zeros when the caller never uses it: a
+    # logits-sized buffer and two lm_head-sized matmuls in every backward. Detached, the output
+    # needs none (and a loss computed from the returned logits gets no gradient through them).
+    if "logits_without_grad" in rewrites:
+        for linear in logits:
+            if not linear.users:
+                continue
+            with gm.graph.inserting_after(linear):
+                detached = gm.graph.call_method("detach", (linear,))
+            linear.replace_all_uses_with(detached, delete_user_cb=lambda user: user is not detached)
+            done.append(f"logits_without_grad: {linear.name}")
+    if done:
         gm.recompile()
     return done
