@@ -44,6 +44,19 @@ void loadInto(QPromise<LoadOutcome>& promise, const QString& path, bool plan,
       if (std::filesystem::is_directory(path.toStdString(), ec) && std::filesystem::exists(profilePath, ec)) {
         try {
           outcome.profile = std::make_shared<const plan::MeasuredProfile>(plan::readProfile(profilePath));
+          // The run's own plan of its first graph opens with it, as a plan file would: the studio
+          // shows what the runtime ran, not a plan of its own.
+          for (const plan::ProfiledGraph& graph : outcome.profile->graphs) {
+            if (graph.plan.empty()) continue;
+            auto opened = std::make_shared<OpenedPlan>();
+            const std::filesystem::path planPath = std::filesystem::path(path.toStdString()) / graph.plan;
+            opened->path = toQString(planPath.string());
+            opened->capturePath = path;
+            opened->bundle = plan::readPlan(planPath.string());
+            opened->state = plan::bind(opened->bundle, *outcome.artifact, planPath.string()).state;
+            outcome.plan = std::move(opened);
+            break;
+          }
         } catch (const Error& error) {
           outcome.profileError = QString::fromUtf8(error.what());
         }

@@ -34,7 +34,7 @@ std::string_view symbolOf(std::string_view target, std::span<const fx::OperatorS
 
 class Printer {
  public:
-  explicit Printer(std::string& out) : out_(out) {}
+  Printer(std::string& out, const FxPrintOptions& options) : out_(out), options_(options) {}
 
   // className: the graph's own for the root, the attribute name for a subgraph (torch names the
   // nested class after it). Without one, `def forward` starts the text.
@@ -51,7 +51,7 @@ class Printer {
     body(defIndent + kIndent, aliases);
     for (const auto& [name, sub] : g.subgraphs()) {
       out_ += '\n';
-      Printer(out_).graph(*sub, name, defIndent);
+      Printer(out_, options_).graph(*sub, name, defIndent);
     }
   }
 
@@ -186,7 +186,7 @@ class Printer {
         output(n, indent);
         continue;
       }
-      if (!havePrevious || !sameSource(previous, n.provenance)) {
+      if (options_.provenance && (!havePrevious || !sameSource(previous, n.provenance))) {
         if (bodyStarted) out_ += '\n';
         line(indent);
         provenance(n.provenance);
@@ -520,16 +520,17 @@ class Printer {
   }
 
   std::string& out_;
+  FxPrintOptions options_;
   const Graph* g_ = nullptr;
   std::vector<NodeId> seen_;
 };
 
 }  // namespace
 
-std::string printFxText(const ir::Graph& graph) {
+std::string printFxText(const ir::Graph& graph, const FxPrintOptions& options) {
   std::string out;
   out.reserve(graph.size() * 160);
-  Printer(out).graph(graph, graph.className(), 0);
+  Printer(out, options).graph(graph, graph.className(), 0);
   return out;
 }
 

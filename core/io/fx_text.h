@@ -39,7 +39,12 @@ struct FxParseOptions {
 // graphsEqual) for every graph parseFxText returns. A graph built elsewhere round-trips when its
 // names are identifiers, its Raw/SymExpr texts read back as themselves and its subgraphs are
 // named by identifiers.
-[[nodiscard]] std::string printFxText(const ir::Graph& graph);
+struct FxPrintOptions {
+  // `# File:` comments: where each statement came from in the user's source. A graph's identity
+  // (plan fingerprints) leaves them out, so that a checkout elsewhere logs the same graph.
+  bool provenance = true;
+};
+[[nodiscard]] std::string printFxText(const ir::Graph& graph, const FxPrintOptions& options = {});
 
 struct GraphCompareOptions {
   // Roles, module paths and the synthetic flag can come from the artifact around a graph (a .pt2's

@@ -53,7 +53,7 @@ std::optional<uint64_t> totalOf(const std::array<std::vector<uint64_t>, kTimelin
 }  // namespace
 
 std::string graphFingerprint(const ir::Graph& graph) {
-  const std::string text = io::printFxText(graph);
+  const std::string text = io::printFxText(graph, {.provenance = false});
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : text) {
     hash ^= c;

@@ -84,7 +84,8 @@ struct PlanBundle {
   std::vector<KernelsRef> kernels;
 };
 
-// 16 hex digits of FNV-1a 64 over the graph's printed FX text.
+// 16 hex digits of FNV-1a 64 over the graph's printed FX text without its `# File:` provenance
+// (the same graph logged from a checkout elsewhere has the same fingerprint).
 [[nodiscard]] std::string graphFingerprint(const ir::Graph& graph);
 
 [[nodiscard]] std::string planToJson(const PlanBundle& plan);

@@ -1,6 +1,6 @@
 // A run folder of the Python runtime in the studio (tests/data/run_folder, made on the CPU by
-// tests/data/make_run_folder.py): it opens on the graph the runtime planned (lathe_joint_graph), and
-// the memory timeline sets the run's measurements beside the plan. The measured peak drawn is what
+// tests/data/make_run_folder.py): it opens on the graph the runtime planned (lathe_joint_graph) with
+// the run's plan of it, and the memory timeline sets the run's measurements beside the plan. The measured peak drawn is what
 // the profile says (before + the largest peak), only on a graph the run planned; a profile that does
 // not read is a warning, and the capture still opens.
 #include <QApplication>
@@ -15,6 +15,7 @@
 
 #include "language.h"
 #include "main_window.h"
+#include "plan/plan_bundle.h"
 #include "plan/profile.h"
 #include "views/artifact_tree_model.h"
 #include "views/diagnostics_model.h"
@@ -62,6 +63,9 @@ class RunFolderTest : public QObject {
     MainWindow window(MainWindow::Options{.useSettings = false});
     QVERIFY(openAndPlan(window, kRunFolder));
     QCOMPARE(window.planSession()->planRun()->graphId, QStringLiteral("0/0:lathe_joint_graph"));
+    // The run's own plan is on show (its pipeline, re-run here), not one the studio would make.
+    const plan::PlanBundle runPlan = plan::readPlan((kRunFolder + QStringLiteral("/plans/0_0_lathe_joint_graph.plan.json")).toStdString());
+    QCOMPARE(window.planSession()->planRun()->pipeline, QString::fromStdString(runPlan.pipeline));
     const auto* timeline = window.findChild<lathe::views::MemoryTimelineView*>();
     QVERIFY(timeline);
     const plan::MeasuredProfile profile = plan::readProfile((kRunFolder + QStringLiteral("/lathe.profile.json")).toStdString());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hw/hw_profile.h"
+#include "io/fx_text.h"
 #include "ir/op_info.h"
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
@@ -89,6 +90,21 @@ std::string damaged(const std::function<void(Json&)>& damage) {
   Json j = Json::parse(planned().json);
   damage(j);
   return j.dump(1);
+}
+
+TEST(PlanBundle, TheFingerprintLeavesOutWhereTheSourceLives) {
+  // The same graph logged from a checkout elsewhere: every `# File:` path differs.
+  const ir::Graph& graph = *planned().sample.graph;
+  std::string text = io::printFxText(graph);
+  ASSERT_NE(text.find("# File: "), std::string::npos);
+  for (size_t at = text.find("# File: "); at != std::string::npos; at = text.find("# File: ", at + 1)) {
+    text.insert(at + 8, "/elsewhere/checkout/");
+  }
+  Diagnostics diagnostics;
+  const auto moved = io::parseFxText(text, {}, diagnostics);
+  ASSERT_TRUE(moved);
+  EXPECT_NE(io::printFxText(*moved), io::printFxText(graph));
+  EXPECT_EQ(graphFingerprint(*moved), graphFingerprint(graph));
 }
 
 TEST(PlanBundle, DescribesTheGraphAndThePipeline) {
