@@ -164,7 +164,8 @@ int runTimeline(const GlobalOptions& /*global*/) {
   } catch (const Error& e) {
     // A capture given where a plan belongs: say what to run first, not only that it is not JSON.
     const std::string path = o.path;
-    const bool capture = std::filesystem::is_directory(path) || path.ends_with(".log") || path.ends_with(".log.gz") ||
+    std::error_code ec;  // a symlink loop is the reader's error to report, not a throw here
+    const bool capture = std::filesystem::is_directory(path, ec) || path.ends_with(".log") || path.ends_with(".log.gz") ||
                          path.ends_with(".pt2") || path.ends_with(".gz");
     if (e.code() != ErrorCode::BadInput || !capture) throw;
     throw Error(ErrorCode::BadInput, path + ": a capture, not a plan bundle: `lathe timeline` reads the plan that `lathe plan " +
@@ -225,7 +226,8 @@ int runTimeline(const GlobalOptions& /*global*/) {
 int runProfile(const GlobalOptions& /*global*/) {
   const ProfileOptions& o = profileOptions();
   std::filesystem::path path = o.path;
-  if (std::filesystem::is_directory(path)) path /= "lathe.profile.json";
+  std::error_code ec;  // a symlink loop is the reader's error to report, not a throw here
+  if (std::filesystem::is_directory(path, ec)) path /= "lathe.profile.json";
   const plan::MeasuredProfile profile = plan::readProfile(path);
   const std::optional<uint64_t> peak = profile.maxPeakBytes();
   const uint64_t before = profile.maxBeforeBytes();
