@@ -12,7 +12,6 @@ BENCH_TORCH_BUDGETS ("1.0,0.5"), BENCH_LATHE ("heuristic,budget:7GiB,..."), BENC
 Prints one table; writes every row to $OUT/runtime.jsonl as it is measured.
 """
 
-import json
 import math
 import os
 import statistics
@@ -24,8 +23,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import lathe
+from rows import GiB, Rows, planner_fields
 
-GiB = 2**30
 
 
 class RMSNorm(nn.Module):
@@ -137,13 +136,8 @@ def main():
     torch.manual_seed(0)
     model = Stack().cuda().to(torch.bfloat16)
     x = torch.randn(2, 4096, 4096, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    rows = []
-
-    def record(row):
-        rows.append(row)
-        with open(rows_path, "a") as f:
-            f.write(json.dumps(row) + "\n")
-        print(json.dumps(row), flush=True)
+    results = Rows(rows_path)
+    record, rows = results.record, results.rows
 
     step(model, model, x)
     # Kept on the host so that "before" is the weights and the input only, as in the anchors.
@@ -162,14 +156,7 @@ def main():
             before, peak, ms, loss = measure(fn, module, x, steps)
             row = {"variant": name, "before_gib": before / GiB, "peak_gib": peak / GiB, "step_ms": ms,
                    "loss": loss, "grad_rel_err": grad_error(module, x, reference), "compile_s": compile_s}
-            plans = getattr(fn, "_lathe_backend", None)
-            if plans is not None:
-                plans = plans.plans
-                row["planned_graphs"] = len(plans)
-                row["predicted_peak_gib"] = sum(p.plan.peak_bytes for p in plans) / GiB
-                row["predicted_step_ms"] = sum(p.plan.step_seconds for p in plans) * 1e3
-                row["planning_s"] = sum(p.seconds for p in plans)
-                row["saved"] = sum(len(p.plan.saved) for p in plans)
+            row.update(planner_fields(fn))
             record(row)
         except Exception as error:  # one failing variant must not hide the others
             traceback.print_exc()

@@ -15,7 +15,6 @@ to $OUT/hf_llama.jsonl as it is measured.
   device run, carry [".device/deps"]:  BENCH_SCRIPT=hf_llama.py bash bench/device/runtime/run.sh
 """
 
-import json
 import os
 import statistics
 import time
@@ -25,8 +24,8 @@ import torch
 import transformers
 
 import lathe
+from rows import GiB, Rows, planner_fields
 
-GiB = 2**30
 
 
 def config(tiny):
@@ -122,13 +121,8 @@ def main():
         model.load_state_dict(state)
         return model.to(device.name).train()
 
-    rows = []
-
-    def record(row):
-        rows.append(row)
-        with open(rows_path, "a") as f:
-            f.write(json.dumps(row) + "\n")
-        print(json.dumps(row), flush=True)
+    results = Rows(rows_path)
+    record, rows = results.record, results.rows
 
     eager = fresh_model()
     step(eager, ids)
@@ -148,13 +142,7 @@ def main():
             row = {"variant": name, "before_gib": before / GiB if before is not None else None,
                    "peak_gib": peak / GiB if peak is not None else None, "step_ms": ms, "loss": loss,
                    "grad_rel_err": grad_error(model, reference), "compile_s": compile_s}
-            backend = getattr(model, "_lathe_backend", None)
-            if backend is not None:
-                row["planned_graphs"] = len(backend.plans)
-                row["predicted_peak_gib"] = sum(p.plan.peak_bytes for p in backend.plans) / GiB
-                row["predicted_step_ms"] = sum(p.plan.step_seconds for p in backend.plans) * 1e3
-                row["planning_s"] = sum(p.seconds for p in backend.plans)
-                row["rewritten"] = backend.rewritten
+            row.update(planner_fields(model))
             record(row)
             del model
         except Exception as error:  # one failing variant must not hide the others
