@@ -718,12 +718,14 @@ void descendPeaks(const PassContext& context, const JointInfo& joint, SavedSetPr
 
 }  // namespace
 
-std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const JointInfo& joint) {
+namespace {
+
+// The frontier priced with the given node times and recompute costs.
+std::vector<FrontierPoint> frontierPoints(const PassContext& context, const JointInfo& joint,
+                                          std::span<const double> nodeSeconds, std::span<const double> cost) {
   requireSupportedGraph(context.graph);
   requireJoint(context.graph, joint);
   requireTrainingStep(context.graph, joint);
-  const std::vector<double> nodeSeconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
-  const std::vector<double> cost = recomputeSeconds(context);
   const LagrangianCut cuts(context, joint, cost);
   SavedSetPricer pricer(context, joint, nodeSeconds, cost);
   std::vector<FrontierPoint> points;
@@ -822,6 +824,13 @@ std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const Join
     frontier.push_back(std::move(p));
   }
   return frontier;
+}
+
+}  // namespace
+
+std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const JointInfo& joint) {
+  return frontierPoints(context, joint, analysis::nodeSeconds(context.graph, context.hw, context.ops),
+                        recomputeSeconds(context));
 }
 
 namespace {
@@ -929,10 +938,10 @@ const FrontierPoint& BudgetFrontier::pick(uint64_t budgetBytes) const {
 
 BudgetFrontier solveBudgetFrontier(const PassContext& context, const JointInfo& joint) {
   BudgetFrontier frontier;
-  frontier.points = budgetFrontier(context, joint);
-  if (frontier.points.empty()) throw Error(ErrorCode::Internal, "budget policy: no valid cut");
   frontier.nodeSeconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
   frontier.recomputeCost = recomputeSeconds(context);
+  frontier.points = frontierPoints(context, joint, frontier.nodeSeconds, frontier.recomputeCost);
+  if (frontier.points.empty()) throw Error(ErrorCode::Internal, "budget policy: no valid cut");
   return frontier;
 }
 
