@@ -37,16 +37,23 @@ bool usesMatrixUnits(ir::OpCategory category) {
          category == ir::OpCategory::Convolution;
 }
 
-ir::DType firstTensorInputDtype(const ir::Graph& graph, NodeId id) {
-  for (NodeId in : graph.inputs(id))
-    if (graph.node(in).meta.isTensor()) return graph.node(in).meta.dtype;
-  return ir::DType::Unknown;
+// The dtype the matrix units multiply in: that of the first input with two dimensions or more (a
+// leading scalar, such as the loss gradient of a fused loss backward, is no matrix operand).
+ir::DType matrixOperandDtype(const ir::Graph& graph, NodeId id) {
+  ir::DType first = ir::DType::Unknown;
+  for (NodeId in : graph.inputs(id)) {
+    const ir::TensorMeta& meta = graph.node(in).meta;
+    if (!meta.isTensor()) continue;
+    if (meta.sizes.size() >= 2) return meta.dtype;
+    if (first == ir::DType::Unknown) first = meta.dtype;
+  }
+  return first;
 }
 
 // FLOP/s a kernel of this op reaches: see the header for which rate applies.
 double flopRate(const ir::Graph& graph, NodeId id, const ir::OpInfo& info, const hw::HwProfile& profile) {
   const double peak =
-      usesMatrixUnits(info.category) ? profile.flopsFor(firstTensorInputDtype(graph, id)) : profile.flopsFp32;
+      usesMatrixUnits(info.category) ? profile.flopsFor(matrixOperandDtype(graph, id)) : profile.flopsFp32;
   return peak * profile.efficiencyOf(info.category);
 }
 

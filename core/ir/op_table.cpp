@@ -122,6 +122,10 @@ constexpr auto kRows = std::to_array<OpRow>({
     // cross-entropy, whose backward recomputes the logits.
     matmul("lathe.linear_cross_entropy", F::LinearLoss, kComputeSensitive),
     matmul("lathe.linear_cross_entropy_backward", F::LinearLossBackward),
+    // ... and the loss from logits the model returns anyway: a log-softmax over them, and a
+    // gradient of their size.
+    reduction("lathe.cross_entropy", 5),
+    op("lathe.cross_entropy_backward", C::Normalization, F::Pointwise, 4),
     matmul("aten.einsum", F::Opaque),
     matmul("aten.tensordot", F::Opaque),
     alias("torch.matmul", "aten.matmul"),

@@ -39,6 +39,38 @@ def test_linear_cross_entropy_equals_torch(small_chunks, mean):
         torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("mean", [True, False])
+def test_cross_entropy_from_logits_equals_torch(small_chunks, mean):
+    generator = torch.Generator().manual_seed(0)
+    logits = torch.randn(24, 50, generator=generator, dtype=torch.float64, requires_grad=True)
+    labels = torch.randint(0, 50, (24,), generator=generator)
+    labels[::5] = -100
+    labels[23] = 49  # the last row, in the last (short) chunk, at the last column
+    reduction = "mean" if mean else "sum"
+    assert _rewrites._row_chunk(24, 50) < 24  # several chunks of rows
+    expected = F.cross_entropy(logits, labels, ignore_index=-100, reduction=reduction)
+    (expected_grad,) = torch.autograd.grad(expected, logits)
+    loss, _ = torch.ops.lathe.cross_entropy(logits, labels, -100, mean)
+    (grad,) = torch.autograd.grad(loss, logits)
+    torch.testing.assert_close(loss, expected, rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(grad, expected_grad, rtol=1e-10, atol=1e-10)
+
+
+def test_cross_entropy_from_bf16_logits_upcasts_as_torch_does():
+    # Hugging Face's loss upcasts the logits to fp32 first; the op upcasts chunk by chunk and
+    # returns the gradient in the logits' dtype.
+    generator = torch.Generator().manual_seed(0)
+    logits = (torch.randn(32, 300, generator=generator) * 4).bfloat16().requires_grad_()
+    labels = torch.randint(0, 300, (32,), generator=generator)
+    expected = F.cross_entropy(logits.float(), labels)
+    (expected_grad,) = torch.autograd.grad(expected, logits)
+    loss, _ = torch.ops.lathe.cross_entropy(logits, labels, -100, True)
+    (grad,) = torch.autograd.grad(loss, logits)
+    assert loss.dtype == torch.float32 and grad.dtype == torch.bfloat16
+    torch.testing.assert_close(loss, expected, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(grad, expected_grad)
+
+
 def test_embedding_gradient_equals_torch_with_padding():
     generator = torch.Generator().manual_seed(0)
     weight = torch.randn(40, 8, generator=generator, requires_grad=True)
@@ -84,13 +116,48 @@ def test_rewritten_llama_trains_as_eager_and_plans_a_smaller_peak(monkeypatch):
         (joint,) = texts
         lathe_ops = set(re.findall(r"torch\.ops\.lathe\.(\w+)", joint))
         if rewrites:
-            assert {"linear_cross_entropy", "linear_cross_entropy_backward", "embedding", "embedding_backward"} <= lathe_ops
+            # The model returns its logits, so the lm_head matmul stays and the loss reads them.
+            assert lathe_ops == {"cross_entropy", "cross_entropy_backward", "embedding", "embedding_backward"}
             assert sorted(line.split(": ")[1] for line in backend.rewritten) == ["embedding_grad", "linear_cross_entropy"]
         else:
             assert not lathe_ops and not backend.rewritten
         peaks[rewrites] = backend.plans[0].plan.peak_bytes
-    # Neither the fp32 logits nor their gradient exist in the rewritten step.
-    assert peaks[True] < 0.8 * peaks[False], peaks
+    # The loss keeps no log-softmax of the logits' size beside them (in this fp32 model; a bf16 one
+    # also loses the fp32 copy of its logits).
+    logits_bytes = ids.numel() * 4096 * 4
+    assert peaks[False] - peaks[True] >= logits_bytes, peaks
+
+
+class LossOnlyHead(torch.nn.Module):
+    """An lm_head whose logits serve the loss only, as in a training step that returns the loss."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.head = torch.nn.Linear(32, 4096, bias=False)
+
+    def forward(self, h, labels):
+        return F.cross_entropy(self.head(h).float().view(-1, 4096), labels.view(-1))
+
+
+def test_loss_of_logits_no_one_else_reads_never_makes_them(monkeypatch, small_chunks):
+    texts = planned_joint_graphs(monkeypatch)
+    generator = torch.Generator().manual_seed(2)
+    h = torch.randn(2, 16, 32, generator=generator, requires_grad=True)
+    labels = torch.randint(0, 4096, (2, 16), generator=generator)
+    reference = LossOnlyHead()
+    expected = reference(h, labels)
+    expected_grads = torch.autograd.grad(expected, (h, reference.head.weight))
+    model = lathe.compile(LossOnlyHead(), policy="heuristic")
+    loss = model(h, labels)
+    grads = torch.autograd.grad(loss, (h, model.head.weight))
+    torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-5)
+    for got, want in zip(grads, expected_grads):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+    (joint,) = texts
+    assert set(re.findall(r"torch\.ops\.lathe\.(\w+)", joint)) == {"linear_cross_entropy", "linear_cross_entropy_backward"}
+    assert not re.findall(r"\[32, 4096\]", joint)  # no logits-sized tensor anywhere in the step
+    assert model._lathe_backend.rewritten == ["0/0: linear_cross_entropy: cross_entropy (lathe::linear_cross_entropy)"]
 
 
 def test_rewrites_option_and_environment(monkeypatch):

@@ -5,20 +5,26 @@ the loss and their gradient, and the fp32 accumulator `embedding_dense_backward`
 embedding gradient. No saved-set decision moves them, so two rewrites replace the ops themselves,
 in the Dynamo graph before AOTAutograd traces it:
 
-- `linear_cross_entropy`: `cross_entropy(linear(h, W) [.float() / views], labels)` becomes
-  `lathe::linear_cross_entropy(h, W, labels)`, which walks the vocabulary in chunks: the forward
-  keeps one log-sum-exp per row, the backward recomputes one chunk of logits at a time and writes
-  the weight gradient chunk by chunk. Full logits exist neither for the loss nor for its gradient
-  (the model may still return them: that linear stays, for its output only).
+- `linear_cross_entropy`: `cross_entropy(linear(h, W) [.float() / views], labels)` becomes one of
+  two ops, by whether the model also returns the logits:
+  - returned (Hugging Face's models do): the lm_head matmul runs anyway, so the loss is taken from
+    its logits, `lathe::cross_entropy(logits, labels)`, upcasting one chunk of rows at a time; its
+    backward writes the logits' gradient in their own dtype. No fp32 logits-sized tensor exists,
+    and the step runs the three lm_head matmuls it ran before. Whether the logits are kept for the
+    backward or recomputed is the planner's saved-set decision, as for any matmul output.
+  - not returned: `lathe::linear_cross_entropy(h, W, labels)` walks the vocabulary in chunks: the
+    forward keeps one log-sum-exp per row, the backward recomputes one chunk of logits at a time
+    and writes the weight gradient chunk by chunk. Full logits exist neither for the loss nor for
+    its gradient, at the price of a fourth lm_head matmul.
 - `embedding_grad`: `embedding(ids, W)` becomes `lathe::embedding`, whose backward sums the
   gradient in fp32 only over the rows the batch reads and writes them into a gradient of W's dtype.
 - `logits_without_grad` (only when asked for: it changes what the model returns): the logits a
   rewritten loss's model also returns are detached, so the backward gets no zeros gradient for
-  them and runs no lm_head matmuls on it.
+  them (a logits-sized buffer, and its lm_head matmuls when the loss does not use the logits).
 
-The planner's op table prices the four ops (core/ir/op_table.cpp): the loss as the lm_head matmul
-it is (compute sensitive: kept, not recomputed), its backward as three. Gradients equal eager's
-within rounding (tests/runtime/test_rewrites.py).
+The planner's op table prices the ops (core/ir/op_table.cpp): the fused loss as the lm_head matmul
+it is (compute sensitive: kept, not recomputed), its backward as three; the loss from logits as the
+log-softmax reduction it is. Gradients equal eager's within rounding (tests/runtime/test_rewrites.py).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Optional, Sequence
 import torch
 import torch.nn.functional as F
 
+from . import _loss_kernels
 from ._custom_ops import register_custom_op
 from ._errors import LatheError
 
@@ -39,7 +46,7 @@ DEFAULT_REWRITES = ("linear_cross_entropy", "embedding_grad")
 REWRITES_ARTIFACT = "lathe_rewrites"  # the TORCH_TRACE artifact listing what a compile rewrote
 
 # Bytes of one fp32 chunk of logits: small next to a vocabulary-sized tensor, large enough that each
-# chunk's matmul runs at full rate.
+# chunk's matmul runs at full rate and each chunk's kernels are long next to their launch.
 _CHUNK_BYTES = 128 * 2**20
 
 
@@ -64,6 +71,10 @@ def parse_rewrites(value: object) -> tuple:
 
 def _vocab_chunk(rows: int, vocab: int) -> int:
     return max(1, min(vocab, _CHUNK_BYTES // (4 * max(1, rows))))
+
+
+def _row_chunk(rows: int, vocab: int) -> int:
+    return max(1, min(rows, _CHUNK_BYTES // (4 * max(1, vocab))))
 
 
 def _loss_dtype(h: torch.Tensor) -> torch.dtype:
@@ -144,6 +155,72 @@ def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, labels: torch.Te
     return loss, lse
 
 
+def _ce_fake(logits, labels, ignore_index, mean):
+    return logits.new_empty((), dtype=_loss_dtype(logits)), logits.new_empty((logits.shape[0],), dtype=_loss_dtype(logits))
+
+
+def _ce_backward_fake(grad_loss, logits, labels, lse, ignore_index, mean):
+    return torch.empty_like(logits)
+
+
+@register_custom_op("lathe::cross_entropy_backward", infer_output_meta=_ce_backward_fake)
+def cross_entropy_backward(grad_loss: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor, lse: torch.Tensor,
+                           ignore_index: int, mean: bool) -> torch.Tensor:
+    """The gradient of cross_entropy for logits, in their dtype, one chunk of rows at a time."""
+    rows, vocab = logits.shape
+    valid = labels != ignore_index
+    target = torch.where(valid, labels, 0)
+    dtype = _loss_dtype(logits)
+    scale = grad_loss.to(dtype) / valid.sum() if mean else grad_loss.to(dtype)
+    row_scale = valid.to(dtype) * scale
+    if _loss_kernels.available(logits):
+        return _loss_kernels.logits_grad(logits, lse, target, row_scale)
+    grad = torch.empty_like(logits)
+    chunk = _row_chunk(rows, vocab)
+    for start in range(0, rows, chunk):
+        stop = min(rows, start + chunk)
+        probs = torch.exp(logits[start:stop].to(dtype) - lse[start:stop, None])
+        probs.scatter_add_(1, target[start:stop, None], probs.new_full((stop - start, 1), -1.0))
+        torch.mul(probs, row_scale[start:stop, None], out=probs)
+        grad[start:stop] = probs
+    return grad
+
+
+def _ce_setup(ctx, inputs, output):
+    logits, labels, ignore_index, mean = inputs
+    ctx.save_for_backward(logits, labels, output[1])
+    ctx.ignore_index, ctx.mean = ignore_index, mean
+
+
+def _ce_backward(ctx, grad_loss, _grad_lse):
+    logits, labels, lse = ctx.saved_tensors
+    return cross_entropy_backward(grad_loss, logits, labels, lse, ctx.ignore_index, ctx.mean), None, None, None
+
+
+@register_custom_op("lathe::cross_entropy", infer_output_meta=_ce_fake, backward=_ce_backward,
+                    setup_context=_ce_setup)
+def cross_entropy(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int,
+                  mean: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """cross_entropy(logits upcast to fp32, labels) without an fp32 copy of the logits: the loss
+    and each row's log-sum-exp."""
+    rows, vocab = logits.shape
+    valid = labels != ignore_index
+    target = torch.where(valid, labels, 0)
+    dtype = _loss_dtype(logits)
+    if _loss_kernels.available(logits):
+        lse = _loss_kernels.row_lse(logits, dtype)
+    else:
+        lse = torch.empty(rows, dtype=dtype, device=logits.device)
+        chunk = _row_chunk(rows, vocab)
+        for start in range(0, rows, chunk):
+            stop = min(rows, start + chunk)
+            lse[start:stop] = torch.logsumexp(logits[start:stop].to(dtype), dim=1)
+    picked = logits.gather(1, target[:, None]).squeeze(1).to(dtype)
+    losses = torch.where(valid, lse - picked, 0.0)
+    loss = losses.sum() / valid.sum() if mean else losses.sum()
+    return loss, lse
+
+
 def _embedding_backward_fake(grad, ids, num_weights, padding_idx):
     return grad.new_empty((num_weights, grad.shape[-1]))
 
@@ -203,22 +280,27 @@ def _arg(node: torch.fx.Node, index: int, name: str, default: object) -> object:
     return node.kwargs.get(name, default)
 
 
-def _logits_linear(node: torch.fx.Node) -> Optional[torch.fx.Node]:
-    """The bias-free linear whose output, through casts to fp32 and views, `node` is."""
+def _logits_linear(node: torch.fx.Node) -> Optional[tuple[torch.fx.Node, list[torch.fx.Node]]]:
+    """The bias-free linear whose output, through casts to fp32 and views, `node` is, and those
+    casts and views."""
+    between = []
     while isinstance(node, torch.fx.Node):
         if _is_function(node, F.linear) or _is_function(node, torch._C._nn.linear):
-            return node if _arg(node, 2, "bias", None) is None else None
+            return (node, between) if _arg(node, 2, "bias", None) is None else None
         if node.op == "call_method" and node.target in _PASS_THROUGH_METHODS:
+            between.append(node)
             node = node.args[0]
         elif node.op == "call_method" and node.target == "to" and node.args[1:] == (torch.float32,) and not node.kwargs:
+            between.append(node)
             node = node.args[0]
         else:
             return None
     return None
 
 
-def _rewrite_cross_entropy(graph: torch.fx.Graph, node: torch.fx.Node) -> Optional[torch.fx.Node]:
-    """Replaces the loss; returns the linear that made its logits (None when nothing matched)."""
+def _rewrite_cross_entropy(graph: torch.fx.Graph, node: torch.fx.Node) -> Optional[tuple[torch.fx.Node, str, Optional[torch.fx.Node]]]:
+    """Replaces the loss; returns the linear that made its logits, the op that replaced the loss
+    and the node through which that op reads the logits, if it does (None when nothing matched)."""
     logits, labels = _arg(node, 0, "input", None), _arg(node, 1, "target", None)
     if _arg(node, 2, "weight", None) is not None or _arg(node, 7, "label_smoothing", 0.0) != 0.0:
         return None
@@ -227,24 +309,33 @@ def _rewrite_cross_entropy(graph: torch.fx.Graph, node: torch.fx.Node) -> Option
     reduction, ignore_index = _arg(node, 6, "reduction", "mean"), _arg(node, 4, "ignore_index", -100)
     if reduction not in ("mean", "sum") or not isinstance(ignore_index, int) or not isinstance(labels, torch.fx.Node):
         return None
-    linear = _logits_linear(logits)
+    found = _logits_linear(logits)
     logits_value, labels_value = _example(logits), _example(labels)
-    if linear is None or logits_value is None or labels_value is None or logits_value.dim() != 2 or labels_value.dim() != 1:
+    if found is None or logits_value is None or labels_value is None or logits_value.dim() != 2 or labels_value.dim() != 1:
         return None
+    linear, between = found
     hidden, weight = linear.args[0], linear.args[1]
     hidden_value, weight_value = _example(hidden), _example(weight)
     if hidden_value is None or weight_value is None or weight_value.dim() != 2:
         return None
     if hidden_value.shape[-1] != weight_value.shape[1] or logits_value.shape[1] != weight_value.shape[0]:
         return None
+    loss_path = {node, *between}
+    returned = any(user not in loss_path for n in (linear, *between) for user in n.users)
     with graph.inserting_before(node):
-        rows = graph.call_method("reshape", (hidden, -1, hidden_value.shape[-1]))
-        fused = graph.call_function(torch.ops.lathe.linear_cross_entropy.default,
-                                    (rows, weight, labels, ignore_index, reduction == "mean"))
+        if returned:  # the logits exist anyway: the loss reads them
+            reads = graph.call_method("reshape", (linear, -1, weight_value.shape[0]))
+            fused = graph.call_function(torch.ops.lathe.cross_entropy.default,
+                                        (reads, labels, ignore_index, reduction == "mean"))
+        else:
+            reads = None
+            rows = graph.call_method("reshape", (hidden, -1, hidden_value.shape[-1]))
+            fused = graph.call_function(torch.ops.lathe.linear_cross_entropy.default,
+                                        (rows, weight, labels, ignore_index, reduction == "mean"))
         loss = graph.call_function(operator.getitem, (fused, 0))
     node.replace_all_uses_with(loss)
     graph.erase_node(node)
-    return linear
+    return linear, "cross_entropy" if returned else "linear_cross_entropy", reads
 
 
 def _rewrite_embedding(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
@@ -272,10 +363,11 @@ def apply_rewrites(gm: torch.fx.GraphModule, rewrites: Sequence[str]) -> list[st
     done, logits = [], []
     for node in list(gm.graph.nodes):
         if "linear_cross_entropy" in rewrites and _is_function(node, F.cross_entropy):
-            linear = _rewrite_cross_entropy(gm.graph, node)
-            if linear is not None:
-                done.append(f"linear_cross_entropy: {node.name}")
-                logits.append(linear)
+            found = _rewrite_cross_entropy(gm.graph, node)
+            if found is not None:
+                linear, op, reads = found
+                done.append(f"linear_cross_entropy: {node.name} (lathe::{op})")
+                logits.append((linear, reads))
         elif "embedding_grad" in rewrites and _is_function(node, F.embedding):
             if _rewrite_embedding(gm.graph, node):
                 done.append(f"embedding_grad: {node.name}")
@@ -283,15 +375,16 @@ def apply_rewrites(gm: torch.fx.GraphModule, rewrites: Sequence[str]) -> list[st
         gm.graph.eliminate_dead_code()
     # What is left of a rewritten loss's linear makes the logits the model returns. AOTAutograd
     # hands every differentiable output a gradient, zeros when the caller never uses it: a
-    # logits-sized buffer and two lm_head-sized matmuls in every backward. Detached, the output
-    # needs none (and a loss computed from the returned logits gets no gradient through them).
+    # logits-sized buffer added to the loss's gradient of the logits, or, when the loss does not
+    # read them, two lm_head-sized matmuls of its own. Detached, the output needs none (and a loss
+    # computed from the returned logits gets no gradient through them).
     if "logits_without_grad" in rewrites:
-        for linear in logits:
-            if not linear.users:
+        for linear, reads in logits:
+            if not any(user is not reads for user in linear.users):
                 continue
             with gm.graph.inserting_after(linear):
                 detached = gm.graph.call_method("detach", (linear,))
-            linear.replace_all_uses_with(detached, delete_user_cb=lambda user: user is not detached)
+            linear.replace_all_uses_with(detached, delete_user_cb=lambda user: user is not detached and user is not reads)
             done.append(f"logits_without_grad: {linear.name}")
     if done:
         gm.recompile()

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "io/artifact.h"
+#include "io/fx_text.h"
 
 using namespace lathe;
 using analysis::NodeCost;
@@ -204,6 +205,28 @@ TEST_F(CostModel, NodeSecondsMatchesNodeCostForEveryNode) {
   EXPECT_GT(total, 1e-3);
   EXPECT_LT(total, 50e-3);
   EXPECT_GT(kernels, 100u);
+}
+
+TEST(CostModelMatrixDtype, FusedLossBackwardMultipliesAtItsOperandsRateNotItsScalarGradients) {
+  // The runtime's chunked loss backward takes the fp32 loss gradient first; its three lm_head
+  // matmuls run on bf16 h and W, at the bf16 rate.
+  constexpr std::string_view text = R"fx(
+class GraphModule(torch.nn.Module):
+    def forward(self, tangents_1: "f32[]", primals_1: "bf16[4096, 4096]", primals_2: "bf16[128256, 4096]", primals_3: "i64[4096]", getitem_1: "f32[4096]"):
+        linear_cross_entropy_backward = torch.ops.lathe.linear_cross_entropy_backward.default(tangents_1, primals_1, primals_2, primals_3, getitem_1, -100, True)
+        getitem_2: "bf16[4096, 4096]" = linear_cross_entropy_backward[0]
+        getitem_3: "bf16[128256, 4096]" = linear_cross_entropy_backward[1];  linear_cross_entropy_backward = None
+        return (getitem_2, getitem_3)
+)fx";
+  Diagnostics diagnostics;
+  const auto graph = io::parseFxText(text, {}, diagnostics);
+  ASSERT_NE(graph, nullptr);
+  const NodeId backward = graph->find("linear_cross_entropy_backward");
+  ASSERT_NE(backward, ir::kNoNode);
+  const hw::HwProfile h200 = hw::resolveHwProfile("h200");
+  const NodeCost c = analysis::nodeCost(*graph, backward, h200);
+  ASSERT_GT(c.flops, 3 * 2.0 * 4096 * 128256 * 4096);
+  EXPECT_DOUBLE_EQ(c.computeSeconds, c.flops / (h200.flopsBf16 * h200.efficiencyOf(ir::OpCategory::Matmul)));
 }
 
 }  // namespace

@@ -484,6 +484,26 @@ TEST(OpCostTest, RuntimeChunkedLossCountsItsMatmuls) {
   EXPECT_TRUE(lookupOp("torch.ops.lathe.linear_cross_entropy.default").computeSensitive);
 }
 
+TEST(OpCostTest, RuntimeLossFromLogitsIsALogSoftmaxOverThem) {
+  Builder b;
+  const NodeId logits = b.input("logits", tensor(DType::BF16, {256, 1000}));
+  const NodeId labels = b.input("labels", tensor(DType::I64, {256}));
+  const NodeId grad = b.input("grad", tensor(DType::F32, {}));
+  const NodeId lse = b.input("lse", tensor(DType::F32, {256}));
+  const NodeId loss = b.call("torch.ops.lathe.cross_entropy.default",
+                             {node(logits), node(labels), Arg::ofInt(-100), Arg::ofBool(true)});
+  const NodeId backward = b.call("torch.ops.lathe.cross_entropy_backward.default",
+                                 {node(grad), node(logits), node(labels), node(lse), Arg::ofInt(-100), Arg::ofBool(true)},
+                                 tensor(DType::BF16, {256, 1000}));
+  const Graph& g = b.finish();
+  // No matmul: one log-softmax's arithmetic per logit, the gradient's per logit it writes.
+  EXPECT_DOUBLE_EQ(estimateCost(g, loss).flops, 5.0 * 256 * 1000);
+  EXPECT_GE(estimateCost(g, loss).bytesRead, 2.0 * 256 * 1000);
+  EXPECT_DOUBLE_EQ(estimateCost(g, backward).flops, 4.0 * 256 * 1000);
+  EXPECT_DOUBLE_EQ(estimateCost(g, backward).bytesWritten, 2.0 * 256 * 1000);
+  EXPECT_FALSE(lookupOp("torch.ops.lathe.cross_entropy.default").computeSensitive);
+}
+
 TEST(OpCostTest, FlashAttentionForwardAndBackward) {
   constexpr double B = 2, H = 8, S = 128, D = 64;
   Builder b;
