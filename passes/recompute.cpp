@@ -468,6 +468,15 @@ std::vector<double> recomputeSeconds(const PassContext& context) {
 
 namespace {
 
+// Storage of the saved values that are not weights (weights stay resident whatever is saved).
+uint64_t savedActivationBytes(const PassContext& context, std::span<const NodeId> saved) {
+  uint64_t bytes = 0;
+  for (NodeId id : saved) {
+    if (!context.inputs.isWeight(id) && context.graph.node(id).meta.isTensor()) bytes += context.graph.node(id).meta.storageBytes();
+  }
+  return bytes;
+}
+
 RecomputeEvaluation evaluatePartition(const PassContext& context, const JointInfo& joint, analysis::StepPartition partition,
                                       std::span<const double> nodeSeconds, std::span<const double> recomputeCost,
                                       const analysis::TimelineOptions& timelineOptions) {
@@ -483,11 +492,7 @@ RecomputeEvaluation evaluatePartition(const PassContext& context, const JointInf
     eval.stepSeconds += recomputation ? recomputeCost[id] : nodeSeconds[id];
     if (recomputation) eval.recomputeSeconds += recomputeCost[id];
   }
-  for (NodeId id : eval.partition.saved) {
-    if (!context.inputs.isWeight(id) && context.graph.node(id).meta.isTensor()) {
-      eval.savedBytes += context.graph.node(id).meta.storageBytes();
-    }
-  }
+  eval.savedBytes = savedActivationBytes(context, eval.partition.saved);
   return eval;
 }
 
@@ -735,6 +740,7 @@ std::vector<FrontierPoint> frontierPoints(const PassContext& context, const Join
     if (!set.valid || !seen.insert(set.saved).second) return;
     FrontierPoint point;
     point.saved = set.saved;
+    point.savedBytes = savedActivationBytes(context, set.saved);
     point.peakBytes = set.peakBytes;
     point.recomputeSeconds = set.recomputeSeconds;
     point.stepSeconds = set.stepSeconds;

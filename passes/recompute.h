@@ -52,6 +52,7 @@ struct RecomputeEvaluation {
 
 struct FrontierPoint {
   std::vector<ir::NodeId> saved;
+  uint64_t savedBytes = 0;  // storage of saved values that are not weights, as RecomputeEvaluation's
   uint64_t peakBytes = 0;
   double recomputeSeconds = 0;
   double stepSeconds = 0;

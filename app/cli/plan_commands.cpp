@@ -317,12 +317,12 @@ int runPareto(const GlobalOptions& global) {
   if (o.json) {
     json points = json::array();
     for (const auto& f : frontier) {
-      points.push_back({{"peak_bytes", f.peakBytes}, {"recompute_seconds", f.recomputeSeconds},
+      points.push_back({{"peak_bytes", f.peakBytes}, {"saved_bytes", f.savedBytes}, {"recompute_seconds", f.recomputeSeconds},
                         {"step_seconds", f.stepSeconds}, {"saved_values", f.saved.size()}, {"lambda_ps_per_byte", f.lambda}});
     }
     json refs = json::object();
     for (const auto& r : references) {
-      refs[r.name] = {{"peak_bytes", r.eval.timeline.peakBytes}, {"recompute_seconds", r.eval.recomputeSeconds},
+      refs[r.name] = {{"peak_bytes", r.eval.timeline.peakBytes}, {"saved_bytes", r.eval.savedBytes}, {"recompute_seconds", r.eval.recomputeSeconds},
                       {"step_seconds", r.eval.stepSeconds}};
     }
     std::cout << json{{"graph", target.graphId()}, {"hardware", target.hardware().id}, {"frontier", points}, {"policies", refs}}.dump(2) << '\n';
@@ -330,13 +330,15 @@ int runPareto(const GlobalOptions& global) {
   }
   std::cout << fmt::format("{}  graph {}  on {}: recompute frontier (budget policy), by step peak\n", o.path,
                            target.graphId(), target.hardware().name);
-  Table table({"peak", "recompute", "step", "saved values", "point"});
+  // Four digits for the peak: neighbouring points are often a fraction of a percent apart.
+  Table table({"peak", "saved for backward", "recompute", "step", "saved values", "point"});
   for (const auto& f : frontier) {
-    table.add({formatBytes(f.peakBytes), formatSeconds(f.recomputeSeconds), formatSeconds(f.stepSeconds),
-               std::to_string(f.saved.size()), "budget"});
+    table.add({formatBytes(f.peakBytes, 4), formatBytes(f.savedBytes, 4), formatSeconds(f.recomputeSeconds),
+               formatSeconds(f.stepSeconds), std::to_string(f.saved.size()), "budget"});
   }
   for (const auto& r : references) {
-    table.add({formatBytes(r.eval.timeline.peakBytes), formatSeconds(r.eval.recomputeSeconds), formatSeconds(r.eval.stepSeconds),
+    table.add({formatBytes(r.eval.timeline.peakBytes, 4), formatBytes(r.eval.savedBytes, 4),
+               formatSeconds(r.eval.recomputeSeconds), formatSeconds(r.eval.stepSeconds),
                std::to_string(r.eval.partition.saved.size()), r.name});
   }
   table.print(std::cout);

@@ -1,11 +1,12 @@
 #include "util/format.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
 namespace lathe {
 
-std::string formatBytes(uint64_t bytes) {
+std::string formatBytes(uint64_t bytes, int significantDigits) {
   static constexpr std::array<const char*, 6> kUnits{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double value = static_cast<double>(bytes);
   size_t unit = 0;
@@ -18,7 +19,8 @@ std::string formatBytes(uint64_t bytes) {
     std::snprintf(text.data(), text.size(), "%llu B", static_cast<unsigned long long>(bytes));
   } else {
     // Rounding can carry to the next power of ten (999.6 KiB prints as "1000 KiB"): fine for reading.
-    const int decimals = value < 10 ? 2 : (value < 100 ? 1 : 0);
+    const int integerDigits = value < 10 ? 1 : (value < 100 ? 2 : (value < 1000 ? 3 : 4));
+    const int decimals = std::max(0, significantDigits - integerDigits);
     std::snprintf(text.data(), text.size(), "%.*f %s", decimals, value, kUnits[unit]);
   }
   return text.data();

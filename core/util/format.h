@@ -7,7 +7,8 @@
 namespace lathe {
 
 // Binary units with three significant digits: 512 -> "512 B", 1536 -> "1.50 KiB",
-// 1153433 -> "1.10 MiB", 10374889472 -> "9.66 GiB", 147968 -> "144 KiB".
-[[nodiscard]] std::string formatBytes(uint64_t bytes);
+// 1153433 -> "1.10 MiB", 10374889472 -> "9.66 GiB", 147968 -> "144 KiB". More digits where
+// neighbouring values must read apart (a frontier's points): formatBytes(10374889472, 4) -> "9.662 GiB".
+[[nodiscard]] std::string formatBytes(uint64_t bytes, int significantDigits = 3);
 
 }  // namespace lathe

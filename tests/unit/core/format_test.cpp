@@ -5,7 +5,7 @@
 namespace lathe {
 namespace {
 
-TEST(FormatBytes, BinaryUnitsWithThreeSignificantDigits) {
+TEST(FormatBytes, BinaryUnitsWithThreeSignificantDigitsUnlessAskedForMore) {
   EXPECT_EQ(formatBytes(0), "0 B");
   EXPECT_EQ(formatBytes(1023), "1023 B");
   EXPECT_EQ(formatBytes(1024), "1.00 KiB");
@@ -16,6 +16,11 @@ TEST(FormatBytes, BinaryUnitsWithThreeSignificantDigits) {
   EXPECT_EQ(formatBytes(10374889472), "9.66 GiB");
   EXPECT_EQ(formatBytes(uint64_t{45} << 30), "45.0 GiB");
   EXPECT_EQ(formatBytes(UINT64_MAX), "16384 PiB");  // the largest unit keeps counting
+  // More significant digits where neighbours must read apart; bytes stay whole.
+  EXPECT_EQ(formatBytes(10374889472, 4), "9.662 GiB");
+  EXPECT_EQ(formatBytes(uint64_t{45} << 30, 4), "45.00 GiB");
+  EXPECT_EQ(formatBytes(147968, 4), "144.5 KiB");
+  EXPECT_EQ(formatBytes(1023, 4), "1023 B");
 }
 
 }  // namespace

@@ -631,6 +631,7 @@ RC_GTEST_PROP(RandomJoint, BudgetFrontierIsParetoAndBeatsThePolicies, ()) {
     const RecomputeEvaluation own = evaluateSavedSet(context, joint, point.saved, nodeSeconds, cost);
     RC_ASSERT(own.timeline.peakBytes == point.peakBytes);
     RC_ASSERT(own.recomputeSeconds == point.recomputeSeconds);
+    RC_ASSERT(own.savedBytes == point.savedBytes);
   }
   const std::vector<std::pair<std::string, plan::RecomputeDecision>> policies = {
       {"torch", torchPolicy(graph, joint, g.inputs)},
