@@ -39,6 +39,20 @@ def test_linear_cross_entropy_equals_torch(small_chunks, mean):
         torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("label", [50, -3])
+def test_labels_outside_the_vocabulary_are_refused_as_torch_refuses_them(small_chunks, label):
+    generator = torch.Generator().manual_seed(0)
+    h, weight = torch.randn(24, 16, generator=generator), torch.randn(50, 16, generator=generator)
+    labels = torch.randint(0, 50, (24,), generator=generator)
+    labels[7] = label
+    with pytest.raises(IndexError, match="out of bounds"):
+        F.cross_entropy(F.linear(h, weight), labels)
+    with pytest.raises(RuntimeError, match="outside the vocabulary"):
+        torch.ops.lathe.linear_cross_entropy(h, weight, labels, -100, True)
+    with pytest.raises(RuntimeError, match="out of bounds"):  # its gather of the targets' logits
+        torch.ops.lathe.cross_entropy(F.linear(h, weight), labels, -100, True)
+
+
 @pytest.mark.parametrize("mean", [True, False])
 def test_cross_entropy_from_logits_equals_torch(small_chunks, mean):
     generator = torch.Generator().manual_seed(0)

@@ -135,6 +135,9 @@ def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, labels: torch.Te
     rows, vocab = h.shape[0], weight.shape[0]
     valid = labels != ignore_index
     target = torch.where(valid, labels, 0)
+    # Each chunk clamps its targets, so one out of the vocabulary would pass unseen: checked here
+    # as torch's loss checks it, on the device without a sync.
+    torch._assert_async(((target >= 0) & (target < vocab)).all(), "linear_cross_entropy: a label is outside the vocabulary")
     dtype = _loss_dtype(h)
     running_max = torch.full((rows,), float("-inf"), dtype=dtype, device=h.device)
     running_sum = torch.zeros(rows, dtype=dtype, device=h.device)
