@@ -48,16 +48,22 @@ void loadInto(QPromise<LoadOutcome>& promise, const QString& path, bool plan,
           // shows what the runtime ran, not a plan of its own.
           for (const plan::ProfiledGraph& graph : outcome.profile->graphs) {
             if (graph.plan.empty()) continue;
-            auto opened = std::make_shared<OpenedPlan>();
             const std::filesystem::path planPath = std::filesystem::path(path.toStdString()) / graph.plan;
-            opened->path = toQString(planPath.string());
-            opened->capturePath = path;
-            opened->bundle = plan::readPlan(planPath.string());
-            opened->state = plan::bind(opened->bundle, *outcome.artifact, planPath.string()).state;
-            outcome.plan = std::move(opened);
+            try {
+              auto opened = std::make_shared<OpenedPlan>();
+              opened->path = toQString(planPath.string());
+              opened->capturePath = path;
+              opened->bundle = plan::readPlan(planPath.string());
+              opened->state = plan::bind(opened->bundle, *outcome.artifact, planPath.string()).state;
+              outcome.plan = std::move(opened);
+            } catch (const Error& error) {
+              if (error.code() == ErrorCode::Cancelled) throw;
+              outcome.runPlanError = QString::fromUtf8(error.what());
+            }
             break;
           }
         } catch (const Error& error) {
+          if (error.code() == ErrorCode::Cancelled) throw;
           outcome.profileError = QString::fromUtf8(error.what());
         }
       }

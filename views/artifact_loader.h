@@ -25,7 +25,8 @@ struct LoadOutcome {
   std::shared_ptr<const io::Artifact> artifact;
   // A run folder's measured steps (lathe.profile.json beside its TORCH_TRACE log); null without one.
   std::shared_ptr<const plan::MeasuredProfile> profile;
-  QString profileError;  // the profile (or the run's plan) could not be read: the capture still opens
+  QString profileError;  // the profile could not be read: the capture still opens
+  QString runPlanError;  // the run's plan could not be read or bound: capture and profile still open
   QString planPath;
   std::shared_ptr<const OpenedPlan> plan;
   QString error;

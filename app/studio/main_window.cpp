@@ -453,9 +453,13 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   }
   treeModel_->setArtifact(outcome.artifact);
   Diagnostics diagnostics = outcome.artifact->diagnostics();
-  // An unreadable profile costs the measured line only: the run's capture still opens.
+  // An unreadable profile costs the measured line only, an unreadable run plan the run's own
+  // decisions only (the studio plans the graph itself): the run's capture still opens.
   if (!outcome.profileError.isEmpty()) {
     diagnostics.add(Severity::Warning, "profile_unreadable", outcome.profileError.toStdString());
+  }
+  if (!outcome.runPlanError.isEmpty()) {
+    diagnostics.add(Severity::Warning, "run_plan_unreadable", outcome.runPlanError.toStdString());
   }
   diagnosticsModel_->setDiagnostics(diagnostics);
   timelineView_->setMeasuredProfile(outcome.profile);

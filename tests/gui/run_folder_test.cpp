@@ -2,7 +2,8 @@
 // tests/data/make_run_folder.py): it opens on the graph the runtime planned (lathe_joint_graph) with
 // the run's plan of it, and the memory timeline sets the run's measurements beside the plan. The measured peak drawn is what
 // the profile says (before + the largest peak), only on a graph the run planned; a profile that does
-// not read is a warning, and the capture still opens.
+// not read is a warning, and the capture still opens; so is a run plan that does not read, and the
+// measurements stay.
 #include <QApplication>
 #include <QDir>
 #include <QFile>
@@ -110,8 +111,29 @@ class RunFolderTest : public QObject {
     const auto* diagnostics = window.findChild<lathe::views::DiagnosticsModel*>();
     QVERIFY(diagnostics);
     QCOMPARE(diagnostics->count(lathe::Severity::Warning), size_t{1});
+    QCOMPARE(diagnostics->data(diagnostics->index(0, lathe::views::DiagnosticsModel::CodeColumn)).toString(),
+             QStringLiteral("profile_unreadable"));
     const auto* timeline = window.findChild<lathe::views::MemoryTimelineView*>();
     QVERIFY(timeline->measuredSummary().isEmpty());
+  }
+
+  void anUnreadableRunPlanIsItsOwnWarningAndTheMeasurementsStay() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    std::filesystem::copy(kRunFolder.toStdString(), dir.path().toStdString(), std::filesystem::copy_options::recursive);
+    QFile plan(dir.filePath(QStringLiteral("plans/0_0_lathe_joint_graph.plan.json")));
+    QVERIFY(plan.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    plan.write("{\"format\": \"lathe.plan/1\", \"graph\": ");  // cut off mid-write
+    plan.close();
+    MainWindow window(MainWindow::Options{.useSettings = false});
+    QVERIFY(openAndPlan(window, dir.path()));
+    const auto* diagnostics = window.findChild<lathe::views::DiagnosticsModel*>();
+    QVERIFY(diagnostics);
+    QCOMPARE(diagnostics->count(lathe::Severity::Warning), size_t{1});
+    QCOMPARE(diagnostics->data(diagnostics->index(0, lathe::views::DiagnosticsModel::CodeColumn)).toString(),
+             QStringLiteral("run_plan_unreadable"));
+    const auto* timeline = window.findChild<lathe::views::MemoryTimelineView*>();
+    QVERIFY2(timeline->measuredSummary().startsWith(QStringLiteral("measured (cpu): ")), qPrintable(timeline->measuredSummary()));
   }
 };
 
