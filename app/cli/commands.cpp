@@ -460,6 +460,7 @@ int runMemory(const GlobalOptions& global) {
                          {"actions", actions},
                          {"peak_allocated_bytes", d.peakAllocatedBytes},
                          {"peak_event", d.peakEventIndex == analysis::kBeforeTrace ? json(nullptr) : json(d.peakEventIndex)},
+                         {"first_time_us", d.firstTimeUs == io::kNoTime ? json(nullptr) : json(d.firstTimeUs)},
                          {"peak_time_us", d.peakTimeUs == io::kNoTime ? json(nullptr) : json(d.peakTimeUs)},
                          {"live_at_peak", d.liveAtPeakCount},
                          {"initial_allocated_bytes", d.initialAllocatedBytes},
@@ -477,9 +478,13 @@ int runMemory(const GlobalOptions& global) {
   std::cout << o.path << ": CUDA memory snapshot\n";
   for (const auto& d : timeline.devices) {
     std::cout << fmt::format("\ndevice {}: {} trace events\n", d.device, d.eventCount);
+    // Times as memory_viz reads them: from the first event, not the epoch the allocator stamps.
+    const bool timed = d.peakTimeUs != io::kNoTime && d.firstTimeUs != io::kNoTime;
     std::cout << fmt::format("  peak allocated  {}  at event {}{}  ({} allocations live)\n",
                              formatBytes(d.peakAllocatedBytes), eventText(d.peakEventIndex),
-                             d.peakTimeUs == io::kNoTime ? "" : fmt::format(", t={} us", d.peakTimeUs),
+                             timed ? fmt::format(", {} after the first event",
+                                                 formatSeconds(static_cast<double>(d.peakTimeUs - d.firstTimeUs) * 1e-6))
+                                   : "",
                              d.liveAtPeakCount);
     std::cout << fmt::format("  allocated       {} at start, {} at end\n", formatBytes(d.initialAllocatedBytes),
                              formatBytes(d.finalAllocatedBytes));
@@ -488,12 +493,23 @@ int runMemory(const GlobalOptions& global) {
     if (!d.ooms.empty()) std::cout << fmt::format("  out of memory   {} time(s)\n", d.ooms.size());
     if (!d.largestAtPeak.empty()) {
       std::cout << "\n  largest allocations live at the peak:\n";
-      Table table({"bytes", "allocated at event", "user frame"});
-      for (const auto& a : d.largestAtPeak) table.add({formatBytes(a.size), eventText(a.allocEvent), frameText(snapshot, a.userFrame)});
+      // Runs of alike allocations (a layer's weights, say) read as one row with their count.
+      Table table({"bytes", "count", "allocated at event", "user frame"});
+      for (size_t i = 0; i < d.largestAtPeak.size();) {
+        const auto& a = d.largestAtPeak[i];
+        const std::string at = eventText(a.allocEvent), frame = frameText(snapshot, a.userFrame);
+        size_t j = i + 1;
+        while (j < d.largestAtPeak.size() && d.largestAtPeak[j].size == a.size &&
+               eventText(d.largestAtPeak[j].allocEvent) == at && frameText(snapshot, d.largestAtPeak[j].userFrame) == frame)
+          ++j;
+        table.add({formatBytes(a.size), std::to_string(j - i), at, frame});
+        i = j;
+      }
       table.print(std::cout, "    ");
     }
     if (d.allocated.size() > 1) {
       std::cout << "\n  allocated over time (max per slice of events):\n";
+      std::cout << fmt::format("    {:>8}  {:>10}\n", "event", "allocated");
       const auto series = downsample(d.allocated, options().points);
       const double scale = d.peakAllocatedBytes ? 40.0 / static_cast<double>(d.peakAllocatedBytes) : 0.0;
       for (const auto& p : series)

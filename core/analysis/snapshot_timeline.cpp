@@ -81,6 +81,7 @@ class DeviceReplay {
     for (uint32_t i = 0; i < events_.size(); ++i) {
       const AllocatorEvent& e = events_[i];
       ++timeline_.actionCounts[static_cast<size_t>(e.action)];
+      if (timeline_.firstTimeUs == io::kNoTime) timeline_.firstTimeUs = e.timeUs;
       if (e.action == TraceAction::Oom) timeline_.ooms.push_back({i, e.timeUs, e.size, e.deviceFree, e.stream});
     }
   }

@@ -64,6 +64,7 @@ struct DeviceMemoryTimeline {
   int64_t device = 0;
   size_t eventCount = 0;
   std::array<uint64_t, io::kTraceActionCount> actionCounts{};  // indexed by io::TraceAction
+  int64_t firstTimeUs = io::kNoTime;  // the first trace event's time: times are read from it
 
   // Active (allocated) memory.
   std::vector<MemoryPoint> allocated;

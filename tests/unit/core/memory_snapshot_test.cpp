@@ -260,6 +260,7 @@ TEST(MemorySnapshot, TimelineOfTheHandWrittenSnapshot) {
   EXPECT_EQ(t.peakAllocatedBytes, 950u);
   EXPECT_EQ(t.peakEventIndex, 8u);
   EXPECT_EQ(t.peakTimeUs, 108);
+  EXPECT_EQ(t.firstTimeUs, 100);
   EXPECT_EQ(t.finalAllocatedBytes, 250u);
   // One point before the trace, then one per alloc and completed free.
   std::vector<std::pair<uint32_t, uint64_t>> points;
@@ -469,6 +470,7 @@ TEST(MemorySnapshot, ThirdPartyOlderSnapshotWithoutTimes) {
   EXPECT_EQ(t.peakAllocatedBytes, 5876132840u);
   EXPECT_EQ(t.peakEventIndex, 3697u);
   EXPECT_EQ(t.peakTimeUs, kNoTime);
+  EXPECT_EQ(t.firstTimeUs, kNoTime);
   EXPECT_EQ(t.finalAllocatedBytes, 2285408452u);
   EXPECT_EQ(t.liveAtPeakCount, 1181u);
   ASSERT_GE(t.largestAtPeak.size(), 3u);
