@@ -17,6 +17,17 @@ constexpr double kMs = 1e3;
 // Clicks farther than this from every point pick none.
 constexpr double kPickRadiusPixels = 14;
 
+// Recompute time is never negative: the axis keeps room below zero for the no-recompute point's
+// marker, and labels no tick there.
+class NonNegativeTicker : public QCPAxisTicker {
+ protected:
+  QVector<double> createTickVector(double tickStep, const QCPRange& range) override {
+    QVector<double> ticks = QCPAxisTicker::createTickVector(tickStep, range);
+    ticks.removeIf([](double tick) { return tick < 0; });
+    return ticks;
+  }
+};
+
 }  // namespace
 
 ParetoView::ParetoView(PlanSession* session, QWidget* parent)
@@ -28,6 +39,7 @@ ParetoView::ParetoView(PlanSession* session, QWidget* parent)
   plot_->plotLayout()->insertRow(0);
   plot_->plotLayout()->addElement(0, 0, title_);
   plot_->yAxis->setLabel(tr("Recompute time (ms)"));
+  plot_->yAxis->setTicker(QSharedPointer<NonNegativeTicker>::create());
   // One row under the title: inside the axes the legend would hide frontier points or the plan's.
   plot_->axisRect()->insetLayout()->take(plot_->legend);
   plot_->plotLayout()->insertRow(1);
