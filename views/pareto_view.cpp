@@ -117,8 +117,10 @@ void ParetoView::showFrontier() {
   plot_->rescaleAxes();
   const QCPRange xr = plot_->xAxis->range(), yr = plot_->yAxis->range();
   plot_->xAxis->setRange(xr.lower - xr.size() * 0.06 - 0.01, xr.upper + xr.size() * 0.06 + 0.01);
-  // Room around the extreme points, so that the plan's marker is never cut in half by an axis.
-  plot_->yAxis->setRange(std::min(0.0, yr.lower) - yr.size() * 0.06 - 0.01, yr.upper + yr.size() * 0.1 + 0.01);
+  // Room around the extreme points, so that the plan's marker is never cut in half by an axis: a
+  // share of the points' own spread (a fixed margin would dwarf a frontier of microseconds).
+  const double spread = yr.size() > 0 ? yr.size() : std::max(std::abs(yr.upper), 0.01);
+  plot_->yAxis->setRange(std::min(0.0, yr.lower) - spread * 0.08, yr.upper + spread * 0.12);
   plot_->replot();
 }
 
