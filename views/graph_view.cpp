@@ -29,6 +29,7 @@
 #include "analysis/cost_model.h"
 #include "hw/hw_profile.h"
 #include "ir/op_info.h"
+#include "passes/plan_target.h"
 #include "util/diagnostics.h"
 #include "views/formatting.h"
 #include "views/plan_session.h"
@@ -51,8 +52,6 @@ constexpr double kMaxExportPixels = 16000;
 // Unit and group colours: hues this far apart (the golden angle) stay distinct for neighbours.
 constexpr double kGoldenAngle = 137.508;
 constexpr size_t kMaxLegendUnits = 12;
-// The hardware the estimated-time overlay prices ops on without a plan session.
-constexpr const char* kDefaultHardware = "h200";
 
 // Item data: what a scene item stands for.
 constexpr int kKindKey = 0;
@@ -718,7 +717,7 @@ void GraphView::applyOverlay() {
     });
   }
   if (overlay_ == Overlay::Time) {
-    const QString hardware = planSession_ ? planSession_->hardware() : QString::fromLatin1(kDefaultHardware);
+    const QString hardware = planSession_ ? planSession_->hardware() : toQString(passes::kDefaultHardware);
     if (nodeSeconds_.empty() || hardware != nodeSecondsHardware_) {
       nodeSecondsHardware_ = hardware;
       try {

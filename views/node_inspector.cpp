@@ -6,6 +6,7 @@
 
 #include "analysis/cost_model.h"
 #include "ir/op_info.h"
+#include "passes/plan_target.h"
 #include "views/formatting.h"
 
 namespace lathe::views {
@@ -39,7 +40,7 @@ QString section(const QString& title, const QString& rowsHtml) {
 }  // namespace
 
 NodeInspector::NodeInspector(QWidget* parent)
-    : QWidget(parent), browser_(new QTextBrowser(this)), profile_(hw::resolveHwProfile("h200")) {
+    : QWidget(parent), browser_(new QTextBrowser(this)), profile_(hw::resolveHwProfile(passes::kDefaultHardware)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(browser_);

@@ -18,6 +18,8 @@
 #include "io/artifact.h"
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
+#include "passes/plan_target.h"
+#include "views/formatting.h"
 #include "views/budget_plan.h"
 #include "views/step_gantt.h"
 
@@ -133,7 +135,7 @@ class PlanSession : public QObject {
   std::shared_ptr<const ir::Graph> graph_;
   QString graphId_;
   bool joint_ = false;
-  QString hardware_ = QStringLiteral("h200");
+  QString hardware_ = toQString(passes::kDefaultHardware);
   std::unique_ptr<QTemporaryDir> profileDir_;  // setHardwareProfile's files, made on first use
   std::shared_ptr<const PlanBasis> basis_;
   std::shared_ptr<const passes::BudgetFrontier> frontier_;
