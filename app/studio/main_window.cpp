@@ -29,6 +29,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "analysis/cost_model.h"
+#include "hw/hw_profile.h"
 #include "io/fx_text.h"
 #include "language.h"
 #include "views/artifact_loader.h"
@@ -499,11 +501,18 @@ void MainWindow::selectPreferredGraph() {
 void MainWindow::selectPreferredNode() {
   const auto& graph = nodesModel_->graph();
   if (!graph) return;
+  // The node that costs the step most on the target, where the target prices the graph: the one
+  // a user looks at first. Else the first call.
   ir::NodeId chosen = ir::kNoNode;
-  for (ir::NodeId id = 0; id < graph->size() && chosen == ir::kNoNode; ++id) {
-    if (views::isCallNode(graph->node(id)) && ir::lookupOp(graph->target(id)).category == ir::OpCategory::Matmul) {
-      chosen = id;
+  try {
+    const std::vector<double> seconds =
+        analysis::nodeSeconds(*graph, hw::resolveHwProfile(planSession_->hardware().toStdString()));
+    for (ir::NodeId id = 0; id < graph->size(); ++id) {
+      if (views::isCallNode(graph->node(id)) && seconds[id] > 0 && (chosen == ir::kNoNode || seconds[id] > seconds[chosen]))
+        chosen = id;
     }
+  } catch (const Error&) {
+    chosen = ir::kNoNode;  // an unreadable target file: no estimate to choose by
   }
   for (ir::NodeId id = 0; id < graph->size() && chosen == ir::kNoNode; ++id) {
     if (views::isCallNode(graph->node(id))) chosen = id;

@@ -12,12 +12,16 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeView>
+#include <algorithm>
 
+#include "analysis/cost_model.h"
+#include "hw/hw_profile.h"
 #include "io/artifact.h"
 #include "views/artifact_tree_model.h"
 #include "views/diagnostics_model.h"
 #include "views/graph_nodes_model.h"
 #include "views/node_inspector.h"
+#include "views/plan_session.h"
 
 using lathe::studio::MainWindow;
 using lathe::views::ArtifactTreeModel;
@@ -82,9 +86,15 @@ void MainWindowTest::selectionFlowsFromTreeToNodesToInspector() {
   QVERIFY(openAndWait(window, path));
   const WindowParts p = parts(window);
 
-  // After loading, the first joint graph is on show with a node in the inspector.
+  // After loading, the first joint graph is on show with its costliest node on the target in the
+  // inspector.
   QVERIFY(p.nodesModel->graphId().contains(QStringLiteral("joint")));
   QVERIFY(p.inspector->node() != lathe::ir::kNoNode);
+  {
+    const std::vector<double> seconds =
+        lathe::analysis::nodeSeconds(*p.nodesModel->graph(), lathe::hw::resolveHwProfile(window.planSession()->hardware().toStdString()));
+    QCOMPARE(seconds[p.inspector->node()], *std::max_element(seconds.begin(), seconds.end()));
+  }
 
   const auto listings = lathe::io::loadArtifact(path.toStdString()).graphs();
   QVERIFY(listings.size() > 2);
