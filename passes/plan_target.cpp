@@ -63,6 +63,18 @@ const std::string& PlanTarget::graphId() const { return shared_->graphId; }
 const analysis::GraphInputs& PlanTarget::inputs() const { return shared_->inputs; }
 bool PlanTarget::inductorJointPasses() const { return shared_->inductor; }
 
+bool PlanTarget::capturedOnCpu() const {
+  const ir::Graph& g = graph();
+  bool any = false;
+  for (ir::NodeId id = 0; id < g.size(); ++id) {
+    const ir::TensorMeta& meta = g.node(id).meta;
+    if (!meta.isTensor() || meta.device == 0) continue;
+    if (g.str(meta.device) != "cpu") return false;
+    any = true;
+  }
+  return any;
+}
+
 const analysis::JointInfo& PlanTarget::joint() const {
   std::call_once(shared_->jointOnce, [&] { shared_->joint = analysis::analyzeJoint(*shared_->graph); });
   return shared_->joint;

@@ -44,6 +44,9 @@ class PlanTarget {
   [[nodiscard]] const analysis::GraphInputs& inputs() const;
   [[nodiscard]] const hw::HwProfile& hardware() const { return hardware_; }
   [[nodiscard]] bool inductorJointPasses() const;
+  // True when every tensor whose device the graph names is on the CPU: its figures are then what
+  // it would cost on hardware(), not what its capture ran at, and front ends say so.
+  [[nodiscard]] bool capturedOnCpu() const;
   // Computed on first use, then shared by every copy (thread-safe).
   [[nodiscard]] const analysis::JointInfo& joint() const;
   [[nodiscard]] const std::vector<double>& nodeSeconds() const;  // on hardware(), global op registry

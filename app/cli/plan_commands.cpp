@@ -103,6 +103,13 @@ passes::PlanTarget prepare(const PlanOptions& o, const GlobalOptions& global) {
   return passes::PlanTarget(artifact, "", std::move(hardware));
 }
 
+// A CPU capture is priced on a GPU profile: the figures are what it would cost there.
+void printCpuCaptureNote(const passes::PlanTarget& target) {
+  if (target.capturedOnCpu())
+    std::cout << fmt::format("note: captured on the CPU; times and memory are estimated as if it ran on {}\n",
+                             target.hardware().name);
+}
+
 std::string statText(const passes::PassStat& stat) {
   if (stat.unit == "bytes") return formatBytes(static_cast<uint64_t>(stat.value));
   if (stat.unit == "s") return formatSeconds(stat.value);
@@ -136,6 +143,7 @@ int runPlan(const GlobalOptions& global) {
     return status;
   }
   std::cout << fmt::format("{}  graph {} ({} nodes)  on {}\n", o.path, target.graphId(), graph.size(), target.hardware().name);
+  printCpuCaptureNote(target);
   for (const passes::PipelineRecord& record : run.history) {
     std::cout << fmt::format("\n{}  ({})\n", passes::formatStep(record.step), formatSeconds(record.seconds));
     Table table({"statistic", "value"});
@@ -330,6 +338,7 @@ int runPareto(const GlobalOptions& global) {
   }
   std::cout << fmt::format("{}  graph {}  on {}: recompute frontier (budget policy), by step peak\n", o.path,
                            target.graphId(), target.hardware().name);
+  printCpuCaptureNote(target);
   // Four digits for the peak: neighbouring points are often a fraction of a percent apart.
   Table table({"peak", "saved for backward", "recompute", "step", "saved values", "point"});
   for (const auto& f : frontier) {

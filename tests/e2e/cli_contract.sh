@@ -86,4 +86,9 @@ else echo "FAIL dot output"; failures=$((failures + 1)); fi
 if "$lathe" info "$log" | grep -q "recompiled because: 0/0: tensor"; then echo "ok   recompile reasons shown"
 else echo "FAIL recompile reasons missing from info"; failures=$((failures + 1)); fi
 
+# A CPU capture planned on a GPU profile says so; a CUDA capture does not.
+if "$lathe" plan "$pt2" | grep -q "^note: captured on the CPU" && ! "$lathe" plan "$tiny" | grep -q "captured on the CPU"; then
+  echo "ok   CPU capture noted"
+else echo "FAIL the CPU capture note is missing, or shown on a CUDA capture"; failures=$((failures + 1)); fi
+
 [ "$failures" -eq 0 ] || { echo "$failures failed"; exit 1; }
