@@ -1,9 +1,9 @@
 """Triton kernels of the loss from logits (lathe::cross_entropy, _rewrites.py) on CUDA: one program
 per row reads the row once, in its own dtype, and keeps its arithmetic in fp32 registers. The
 chunked torch code beside them (_rewrites.py) writes and reads an fp32 copy of every chunk, which
-costs about ten times these kernels' time on the H200 (bench/device/runtime/loss_kernels.py).
+costs over ten times these kernels' time on the H200 (bench/device/runtime/loss_kernels.py).
 Without Triton (the CPU) that code runs instead; TRITON_INTERPRET=1 runs these kernels on the CPU,
-as tests/runtime/test_rewrites.py does."""
+as tests/runtime/test_loss_kernels.py does."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ try:
 except ImportError:  # the CPU wheel of torch comes without Triton
     triton = None
 
-# Columns one program step loads: a multiple of every vocabulary's chunk that keeps registers free.
+# Columns one program loads per step: a power of two (tl.arange), large enough to stream a row at
+# full bandwidth, small enough for its registers.
 _BLOCK = 4096
 
 
@@ -63,20 +64,21 @@ if triton is not None:
             tl.store(grad + row * row_stride + offset + columns, (probs * scale).to(grad.dtype.element_ty), mask=inside)
 
 
-def row_lse(logits: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """log(sum(exp(row))) of every row, in `dtype` (fp32 or wider)."""
+def row_lse(logits: torch.Tensor) -> torch.Tensor:
+    """log(sum(exp(row))) of every row, in fp32."""
     rows, vocab = logits.shape
     lse = torch.empty(rows, dtype=torch.float32, device=logits.device)
     if rows:
         _lse_kernel[(rows,)](logits, lse, logits.stride(0), vocab, BLOCK=_BLOCK, num_warps=8)
-    return lse.to(dtype)
+    return lse
 
 
 def logits_grad(logits: torch.Tensor, lse: torch.Tensor, target: torch.Tensor, row_scale: torch.Tensor) -> torch.Tensor:
-    """(softmax(row) - one_hot(target)) * row_scale for every row, in the logits' dtype."""
+    """(softmax(row) - one_hot(target)) * row_scale for every row, in the logits' dtype; lse and
+    row_scale are fp32, one value per row."""
     rows, vocab = logits.shape
     grad = torch.empty_like(logits)
     if rows:
-        _grad_kernel[(rows,)](logits, grad, lse.float().contiguous(), target.contiguous(),
-                              row_scale.float().contiguous(), logits.stride(0), vocab, BLOCK=_BLOCK, num_warps=8)
+        _grad_kernel[(rows,)](logits, grad, lse.contiguous(), target.contiguous(), row_scale.contiguous(),
+                              logits.stride(0), vocab, BLOCK=_BLOCK, num_warps=8)
     return grad

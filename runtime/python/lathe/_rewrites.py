@@ -82,6 +82,22 @@ def _loss_dtype(h: torch.Tensor) -> torch.dtype:
     return torch.promote_types(h.dtype, torch.float32)
 
 
+def _targets(labels: torch.Tensor, ignore_index: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Which rows count, and each row's target column (0 for an ignored row, masked later)."""
+    valid = labels != ignore_index
+    return valid, torch.where(valid, labels, 0)
+
+
+def _reduced(losses: torch.Tensor, valid: torch.Tensor, mean: bool) -> torch.Tensor:
+    return losses.sum() / valid.sum() if mean else losses.sum()
+
+
+def _row_scale(grad_loss: torch.Tensor, valid: torch.Tensor, dtype: torch.dtype, mean: bool) -> torch.Tensor:
+    """d loss / d row loss: the loss gradient, over the counted rows when the loss is their mean."""
+    scale = grad_loss.to(dtype) / valid.sum() if mean else grad_loss.to(dtype)
+    return valid.to(dtype) * scale
+
+
 def _lce_fake(h, weight, labels, ignore_index, mean):
     return h.new_empty((), dtype=_loss_dtype(h)), h.new_empty((h.shape[0],), dtype=_loss_dtype(h))
 
@@ -96,11 +112,9 @@ def linear_cross_entropy_backward(grad_loss: torch.Tensor, h: torch.Tensor, weig
                                   mean: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """Gradients of linear_cross_entropy for h and weight, one chunk of logits at a time."""
     rows, vocab = h.shape[0], weight.shape[0]
-    valid = labels != ignore_index
-    target = torch.where(valid, labels, 0)
+    valid, target = _targets(labels, ignore_index)
     dtype = _loss_dtype(h)
-    scale = grad_loss.to(dtype) / valid.sum() if mean else grad_loss.to(dtype)
-    row_scale = valid.to(dtype) * scale
+    row_scale = _row_scale(grad_loss, valid, dtype, mean)
     grad_h = torch.zeros(h.shape, dtype=dtype, device=h.device)
     grad_weight = torch.empty_like(weight)
     chunk = _vocab_chunk(rows, vocab)
@@ -133,8 +147,7 @@ def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, labels: torch.Te
                          mean: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """cross_entropy(h @ weight.T upcast to fp32, labels): the loss and each row's log-sum-exp."""
     rows, vocab = h.shape[0], weight.shape[0]
-    valid = labels != ignore_index
-    target = torch.where(valid, labels, 0)
+    valid, target = _targets(labels, ignore_index)
     # Each chunk clamps its targets, so one out of the vocabulary would pass unseen: checked here
     # as torch's loss checks it, on the device without a sync.
     torch._assert_async(((target >= 0) & (target < vocab)).all(), "linear_cross_entropy: a label is outside the vocabulary")
@@ -153,9 +166,7 @@ def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, labels: torch.Te
         picked = logits.gather(1, (target - start).clamp(0, stop - start - 1)[:, None]).squeeze(1)
         target_logit = target_logit + torch.where(inside, picked, 0.0)
     lse = running_max + torch.log(running_sum)
-    losses = torch.where(valid, lse - target_logit, 0.0)
-    loss = losses.sum() / valid.sum() if mean else losses.sum()
-    return loss, lse
+    return _reduced(torch.where(valid, lse - target_logit, 0.0), valid, mean), lse
 
 
 def _ce_fake(logits, labels, ignore_index, mean):
@@ -171,11 +182,9 @@ def cross_entropy_backward(grad_loss: torch.Tensor, logits: torch.Tensor, labels
                            ignore_index: int, mean: bool) -> torch.Tensor:
     """The gradient of cross_entropy for logits, in their dtype, one chunk of rows at a time."""
     rows, vocab = logits.shape
-    valid = labels != ignore_index
-    target = torch.where(valid, labels, 0)
+    valid, target = _targets(labels, ignore_index)
     dtype = _loss_dtype(logits)
-    scale = grad_loss.to(dtype) / valid.sum() if mean else grad_loss.to(dtype)
-    row_scale = valid.to(dtype) * scale
+    row_scale = _row_scale(grad_loss, valid, dtype, mean)
     if _loss_kernels.available(logits):
         return _loss_kernels.logits_grad(logits, lse, target, row_scale)
     grad = torch.empty_like(logits)
@@ -207,11 +216,10 @@ def cross_entropy(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int,
     """cross_entropy(logits upcast to fp32, labels) without an fp32 copy of the logits: the loss
     and each row's log-sum-exp."""
     rows, vocab = logits.shape
-    valid = labels != ignore_index
-    target = torch.where(valid, labels, 0)
+    valid, target = _targets(labels, ignore_index)
     dtype = _loss_dtype(logits)
-    if _loss_kernels.available(logits):
-        lse = _loss_kernels.row_lse(logits, dtype)
+    if _loss_kernels.available(logits):  # only for logits no wider than fp32: dtype is fp32
+        lse = _loss_kernels.row_lse(logits)
     else:
         lse = torch.empty(rows, dtype=dtype, device=logits.device)
         chunk = _row_chunk(rows, vocab)
@@ -219,9 +227,7 @@ def cross_entropy(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int,
             stop = min(rows, start + chunk)
             lse[start:stop] = torch.logsumexp(logits[start:stop].to(dtype), dim=1)
     picked = logits.gather(1, target[:, None]).squeeze(1).to(dtype)
-    losses = torch.where(valid, lse - picked, 0.0)
-    loss = losses.sum() / valid.sum() if mean else losses.sum()
-    return loss, lse
+    return _reduced(torch.where(valid, lse - picked, 0.0), valid, mean), lse
 
 
 def _embedding_backward_fake(grad, ids, num_weights, padding_idx):
@@ -301,9 +307,10 @@ def _logits_linear(node: torch.fx.Node) -> Optional[tuple[torch.fx.Node, list[to
     return None
 
 
-def _rewrite_cross_entropy(graph: torch.fx.Graph, node: torch.fx.Node) -> Optional[tuple[torch.fx.Node, str, Optional[torch.fx.Node]]]:
-    """Replaces the loss; returns the linear that made its logits, the op that replaced the loss
-    and the node through which that op reads the logits, if it does (None when nothing matched)."""
+def _rewrite_cross_entropy(graph: torch.fx.Graph, node: torch.fx.Node) -> Optional[tuple[torch.fx.Node, Optional[torch.fx.Node]]]:
+    """Replaces the loss; returns the linear that made its logits and the node through which the
+    new loss reads them: None when it is the fused loss, which reads none (None when nothing
+    matched)."""
     logits, labels = _arg(node, 0, "input", None), _arg(node, 1, "target", None)
     if _arg(node, 2, "weight", None) is not None or _arg(node, 7, "label_smoothing", 0.0) != 0.0:
         return None
@@ -338,7 +345,7 @@ def _rewrite_cross_entropy(graph: torch.fx.Graph, node: torch.fx.Node) -> Option
         loss = graph.call_function(operator.getitem, (fused, 0))
     node.replace_all_uses_with(loss)
     graph.erase_node(node)
-    return linear, "cross_entropy" if returned else "linear_cross_entropy", reads
+    return linear, reads
 
 
 def _rewrite_embedding(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
@@ -368,7 +375,8 @@ def apply_rewrites(gm: torch.fx.GraphModule, rewrites: Sequence[str]) -> list[st
         if "linear_cross_entropy" in rewrites and _is_function(node, F.cross_entropy):
             found = _rewrite_cross_entropy(gm.graph, node)
             if found is not None:
-                linear, op, reads = found
+                linear, reads = found
+                op = "cross_entropy" if reads is not None else "linear_cross_entropy"
                 done.append(f"linear_cross_entropy: {node.name} (lathe::{op})")
                 logits.append((linear, reads))
         elif "embedding_grad" in rewrites and _is_function(node, F.embedding):
