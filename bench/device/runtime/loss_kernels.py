@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from lathe import _rewrites
+from lathe._profile import _kernel_times
 from hf_llama import Device
 from rows import Rows
 
@@ -34,19 +35,10 @@ def profile(device, fn, steps):
     with torch.profiler.profile(activities=activities) as prof:
         fn()
         device.sync()
-    kernels = {}
-    for event in prof.events():
-        if device.cuda and event.device_type != torch.autograd.DeviceType.CUDA:
-            continue
-        if not device.cuda and not event.name.startswith("aten::"):
-            continue
-        seconds = (event.device_time if device.cuda else event.self_cpu_time_total) / 1e6
-        calls, total = kernels.get(event.name, (0, 0.0))
-        kernels[event.name] = (calls + 1, total + seconds)
-    top = sorted(kernels.items(), key=lambda kv: -kv[1][1])
-    return {"step_ms": statistics.median(times), "kernel_ms": sum(t for _, (_, t) in top) * 1e3,
-            "launches": sum(c for _, (c, _) in top),
-            "top": [{"name": n[:110], "calls": c, "ms": t * 1e3} for n, (c, t) in top[:TOP]]}
+    kernels = _kernel_times(prof, device.cuda)  # longest first, as lathe.step(kernels=True) records them
+    return {"step_ms": statistics.median(times), "kernel_ms": sum(k["seconds"] for k in kernels) * 1e3,
+            "launches": sum(k["calls"] for k in kernels),
+            "top": [{"name": k["name"][:110], "calls": k["calls"], "ms": k["seconds"] * 1e3} for k in kernels[:TOP]]}
 
 
 def main():
