@@ -495,16 +495,20 @@ int runMemory(const GlobalOptions& global) {
       std::cout << "\n  largest allocations live at the peak:\n";
       // Runs of alike allocations (a layer's weights, say) read as one row with their count.
       Table table({"bytes", "count", "allocated at event", "user frame"});
-      for (size_t i = 0; i < d.largestAtPeak.size();) {
-        const auto& a = d.largestAtPeak[i];
-        const std::string at = eventText(a.allocEvent), frame = frameText(snapshot, a.userFrame);
-        size_t j = i + 1;
-        while (j < d.largestAtPeak.size() && d.largestAtPeak[j].size == a.size &&
-               eventText(d.largestAtPeak[j].allocEvent) == at && frameText(snapshot, d.largestAtPeak[j].userFrame) == frame)
-          ++j;
-        table.add({formatBytes(a.size), std::to_string(j - i), at, frame});
-        i = j;
+      struct Run {
+        uint64_t bytes;
+        std::string at, frame;
+        size_t count;
+      };
+      std::vector<Run> runs;
+      for (const auto& a : d.largestAtPeak) {
+        Run row{a.size, eventText(a.allocEvent), frameText(snapshot, a.userFrame), 1};
+        if (!runs.empty() && runs.back().bytes == row.bytes && runs.back().at == row.at && runs.back().frame == row.frame)
+          ++runs.back().count;
+        else
+          runs.push_back(std::move(row));
       }
+      for (const Run& r : runs) table.add({formatBytes(r.bytes), std::to_string(r.count), r.at, r.frame});
       table.print(std::cout, "    ");
     }
     if (d.allocated.size() > 1) {
