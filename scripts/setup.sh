@@ -43,10 +43,8 @@ if [ "${1:-}" = "--python" ]; then
     python3 -m venv .venv
   fi
   .venv/bin/pip install -q -r scripts/requirements.txt
-  # Triton's interpreter runs the runtime's CUDA loss kernels on the CPU in their test
-  # (tests/runtime/test_loss_kernels.py). Kept apart from .venv, so that torch.compile on the CPU
-  # never sees a Triton it was not built with; its interpreter needs a numpy older than 2.3.
+  # Triton's interpreter, apart from .venv: see scripts/requirements-triton-interpreter.txt.
   if [ ! -d .venv/triton-interpreter/triton ]; then
-    .venv/bin/pip install -q --no-deps --target .venv/triton-interpreter triton==3.5.0 numpy==2.2.6
+    .venv/bin/pip install -q --no-deps --target .venv/triton-interpreter -r scripts/requirements-triton-interpreter.txt
   fi
 fi

@@ -19,8 +19,8 @@
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
 #include "passes/plan_target.h"
-#include "views/formatting.h"
 #include "views/budget_plan.h"
+#include "views/formatting.h"
 #include "views/step_gantt.h"
 
 namespace lathe::views {
