@@ -5,9 +5,9 @@
 // the profile's rate for the dtype of their first matrix operand (an input of two dimensions or
 // more); every other op does its arithmetic on the vector units in fp32 (Inductor upcasts
 // bf16/fp16 math), so it gets the fp32 rate. Both ceilings are scaled by the profile's efficiency
-// for the op's category: the fraction of the roofline such kernels reach. Collectives are priced as memory traffic (profiles have no
-// interconnect yet). Nodes without a kernel (CostFormula::None: views, getitem, host
-// ops; placeholders and the output) cost nothing and launch nothing.
+// for the op's category: the fraction of the roofline such kernels reach. Collectives are priced
+// as memory traffic (profiles have no interconnect yet). Nodes without a kernel (CostFormula::None:
+// views, getitem, host ops; placeholders and the output) cost nothing and launch nothing.
 #pragma once
 
 #include <span>
