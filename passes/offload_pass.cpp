@@ -1,7 +1,6 @@
 #include "passes/offload_pass.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "analysis/cost_model.h"
 #include "analysis/joint.h"
@@ -12,16 +11,6 @@
 
 namespace lathe::passes {
 
-namespace {
-
-
-std::string ms(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
-  return text;
-}
-
-}  // namespace
 
 analysis::StepSchedule stepSchedule(const PassContext& context, const plan::PlanState& state) {
   const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
@@ -119,8 +108,8 @@ PassResult OffloadPass::run(const PassContext& context, const plan::PlanState& b
       {"resident_units", static_cast<double>(residentUnits), ""},
   };
   result.diff.push_back("offload(" + policy + "): " + std::to_string(residentUnits) + " of " +
-                        std::to_string(decision.resident.size()) + " units resident, step " + ms(decision.stepSeconds) +
-                        " (floor " + ms(decision.floorSeconds) + ", bubbles " + ms(decision.bubbleSeconds) +
+                        std::to_string(decision.resident.size()) + " units resident, step " + formatMilliseconds(decision.stepSeconds) +
+                        " (floor " + formatMilliseconds(decision.floorSeconds) + ", bubbles " + formatMilliseconds(decision.bubbleSeconds) +
                         "), peak weights " + formatBytes(decision.peakWeightBytes) + " of " + formatBytes(decision.budgetBytes));
   for (size_t u = 0; u < decision.resident.size(); ++u) {
     if (decision.resident[u]) result.diff.push_back("= resident " + problem.unitNames[u] + " (" + formatBytes(problem.unitBytes[u]) + ")");
@@ -131,7 +120,7 @@ PassResult OffloadPass::run(const PassContext& context, const plan::PlanState& b
     };
     // A negative start is in the previous step's tail (steps repeat).
     const std::string when = p.start < 0 ? " in the previous step's tail" : "";
-    result.diff.push_back("+ stream " + problem.unitNames[p.unit] + ": copy " + ms(p.start) + " .. " + ms(p.end) + when +
+    result.diff.push_back("+ stream " + problem.unitNames[p.unit] + ": copy " + formatMilliseconds(p.start) + " .. " + formatMilliseconds(p.end) + when +
                           ", when " + segmentName(p.trigger) + " is reached, for " + segmentName(p.deadline));
   }
   result.state.offload = std::move(decision);

@@ -5,6 +5,7 @@
 
 #include "analysis/cost_model.h"
 #include "analysis/joint.h"
+#include "passes/activation_offload.h"
 #include "passes/offload_pass.h"
 #include "passes/recompute.h"
 
@@ -106,8 +107,11 @@ PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state
   } else {
     planned.schedule = analysis::programSchedule(context.graph);
   }
+  // Saved values held in host memory are away from the GPU between their copies.
+  std::vector<analysis::OffGpuInterval> offGpu;
+  if (joint.joint && state.activationOffload) offGpu = offGpuIntervals(*state.activationOffload);
   planned.timeline = analysis::memoryTimeline(context.graph, context.inputs, planned.schedule, joint.joint ? &joint : nullptr,
-                                              joint.joint ? &partition : nullptr);
+                                              joint.joint ? &partition : nullptr, {.offGpu = offGpu});
   const std::vector<double> seconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
   planned.startSeconds.reserve(planned.schedule.nodes.size());
   for (ir::NodeId id : planned.schedule.nodes) {

@@ -479,19 +479,28 @@ uint64_t savedActivationBytes(const PassContext& context, std::span<const NodeId
 
 RecomputeEvaluation evaluatePartition(const PassContext& context, const JointInfo& joint, analysis::StepPartition partition,
                                       std::span<const double> nodeSeconds, std::span<const double> recomputeCost,
-                                      const analysis::TimelineOptions& timelineOptions) {
+                                      analysis::TimelineOptions timelineOptions,
+                                      const ActivationOffloadOptions* activationOffload = nullptr) {
   RecomputeEvaluation eval;
   eval.partition = std::move(partition);
   const analysis::StepSchedule schedule = analysis::trainingSchedule(eval.partition);
-  eval.timeline = analysis::memoryTimeline(context.graph, context.inputs, schedule, &joint, &eval.partition, timelineOptions);
   // A recomputed value costs its recompute price (fused into its backward consumer where it can
   // be); everything else its node time.
+  std::vector<double> executionSeconds(schedule.nodes.size());
   for (size_t i = 0; i < schedule.nodes.size(); ++i) {
     const NodeId id = schedule.nodes[i];
     const bool recomputation = i >= schedule.backwardStart && eval.partition.inForward[id];
-    eval.stepSeconds += recomputation ? recomputeCost[id] : nodeSeconds[id];
+    executionSeconds[i] = recomputation ? recomputeCost[id] : nodeSeconds[id];
+    eval.stepSeconds += executionSeconds[i];
     if (recomputation) eval.recomputeSeconds += recomputeCost[id];
   }
+  std::vector<analysis::OffGpuInterval> offGpu;
+  if (activationOffload != nullptr) {
+    eval.activationOffload = planActivationOffload(context, joint, eval.partition, schedule, executionSeconds, *activationOffload);
+    offGpu = offGpuIntervals(*eval.activationOffload);
+    timelineOptions.offGpu = offGpu;
+  }
+  eval.timeline = analysis::memoryTimeline(context.graph, context.inputs, schedule, &joint, &eval.partition, timelineOptions);
   eval.savedBytes = savedActivationBytes(context, eval.partition.saved);
   return eval;
 }
@@ -499,9 +508,10 @@ RecomputeEvaluation evaluatePartition(const PassContext& context, const JointInf
 }  // namespace
 
 RecomputeEvaluation evaluateSavedSet(const PassContext& context, const JointInfo& joint, std::span<const NodeId> saved,
-                                     std::span<const double> nodeSeconds, std::span<const double> recomputeCost) {
+                                     std::span<const double> nodeSeconds, std::span<const double> recomputeCost,
+                                     const ActivationOffloadOptions* activationOffload) {
   return evaluatePartition(context, joint, analysis::partitionJoint(context.graph, joint, saved), nodeSeconds,
-                           recomputeCost, {});
+                           recomputeCost, {}, activationOffload);
 }
 
 namespace {
@@ -893,8 +903,9 @@ struct BudgetOutcome {
 PassResult resultFor(const PassContext& context, const JointInfo& joint, const std::string& policy,
                      plan::RecomputeDecision decision, std::span<const double> nodeSeconds,
                      std::span<const double> recomputeCost, const plan::PlanState& before,
-                     std::optional<BudgetOutcome> budget) {
-  const RecomputeEvaluation eval = evaluateSavedSet(context, joint, decision.saved, nodeSeconds, recomputeCost);
+                     std::optional<BudgetOutcome> budget, const ActivationOffloadOptions* activationOffload) {
+  const RecomputeEvaluation eval =
+      evaluateSavedSet(context, joint, decision.saved, nodeSeconds, recomputeCost, activationOffload);
   if (!eval.partition.valid()) {
     throw Error(ErrorCode::Internal, "recompute(" + policy + "): the backward cannot compute " +
                                          std::string(context.graph.name(eval.partition.missing.front())));
@@ -927,7 +938,22 @@ PassResult resultFor(const PassContext& context, const JointInfo& joint, const s
     result.diff.push_back("+ saved " + std::string(context.graph.name(decision.saved[i])) + "  (" + decision.savedReasons[i] + ")");
   }
   for (NodeId id : decision.recomputed) result.diff.push_back("+ recomputed " + std::string(context.graph.name(id)));
+  if (eval.activationOffload) {
+    const plan::ActivationOffloadDecision& offload = *eval.activationOffload;
+    result.stats.push_back({"offloaded_values", static_cast<double>(offload.tensors.size()), ""});
+    result.stats.push_back({"offloaded_bytes", static_cast<double>(offload.bytes), "bytes"});
+    result.diff.push_back("recompute(" + policy + "): offload " + std::to_string(offload.tensors.size()) + " saved values (" +
+                          formatBytes(offload.bytes) + ") to host memory, copies hidden behind " +
+                          formatMilliseconds(offload.copyOutSeconds) + " of forward and " + formatMilliseconds(offload.copyInSeconds) +
+                          " of backward");
+    for (const plan::OffloadedActivation& a : offload.tensors) {
+      const auto name = [&](NodeId id) { return id == ir::kNoNode ? std::string("the backward's start") : std::string(context.graph.name(id)); };
+      result.diff.push_back("+ offloaded " + name(a.node) + "  (" + formatBytes(a.bytes) + "; on host from " + name(a.waitAfter) +
+                            " to " + name(a.reloadAfter) + ")");
+    }
+  }
   result.state.recompute = std::move(decision);
+  result.state.activationOffload = eval.activationOffload;
   return result;
 }
 
@@ -952,17 +978,56 @@ BudgetFrontier solveBudgetFrontier(const PassContext& context, const JointInfo& 
 }
 
 PassResult budgetRecompute(const PassContext& context, const JointInfo& joint, const BudgetFrontier& frontier,
-                           uint64_t budgetBytes, const plan::PlanState& before) {
-  const FrontierPoint& point = frontier.pick(budgetBytes);
+                           uint64_t budgetBytes, const plan::PlanState& before,
+                           const ActivationOffloadOptions* activationOffload) {
+  const FrontierPoint* point = &frontier.pick(budgetBytes);
+  uint64_t peak = point->peakBytes;
+  if (activationOffload != nullptr) {
+    // Hidden copies cost no step time, so a point that recomputes less may fit once its saved values
+    // are offloaded: the least recompute time among the points whose peak with offload fits, else the
+    // smallest peak with offload.
+    std::vector<const FrontierPoint*> byRecompute;
+    for (const FrontierPoint& p : frontier.points) byRecompute.push_back(&p);
+    std::stable_sort(byRecompute.begin(), byRecompute.end(),
+                     [](const FrontierPoint* a, const FrontierPoint* b) { return a->recomputeSeconds < b->recomputeSeconds; });
+    const FrontierPoint* smallest = nullptr;
+    uint64_t smallestPeak = UINT64_MAX;
+    point = nullptr;
+    for (const FrontierPoint* p : byRecompute) {
+      const uint64_t offloadedPeak = evaluateSavedSet(context, joint, p->saved, frontier.nodeSeconds, frontier.recomputeCost, activationOffload)
+                                         .timeline.peakBytes;
+      if (offloadedPeak <= budgetBytes) {
+        point = p;
+        peak = offloadedPeak;
+        break;
+      }
+      if (offloadedPeak < smallestPeak) {
+        smallest = p;
+        smallestPeak = offloadedPeak;
+      }
+    }
+    if (point == nullptr) {
+      point = smallest;
+      peak = smallestPeak;
+    }
+  }
   plan::RecomputeDecision decision =
-      decisionFor(context.graph, joint, "budget", point.saved,
-                  std::vector<std::string>(point.saved.size(), "kept: cheaper to keep than to recompute"));
+      decisionFor(context.graph, joint, "budget", point->saved,
+                  std::vector<std::string>(point->saved.size(), "kept: cheaper to keep than to recompute"));
   return resultFor(context, joint, "budget", std::move(decision), frontier.nodeSeconds, frontier.recomputeCost, before,
-                   BudgetOutcome{budgetBytes, point.peakBytes <= budgetBytes});
+                   BudgetOutcome{budgetBytes, peak <= budgetBytes}, activationOffload);
 }
 
 PassResult RecomputePass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
-  options.requireKnown("recompute", {"policy", "memory", "path"});
+  options.requireKnown("recompute", {"policy", "memory", "path", "offload", "offload_min"});
+  std::optional<ActivationOffloadOptions> offloadOptions;
+  if (options.flag("offload", false)) {
+    offloadOptions.emplace();
+    offloadOptions->minBytes = options.bytes("offload_min", offloadOptions->minBytes);
+  } else if (options.has("offload_min")) {
+    throw Error(ErrorCode::Usage, "recompute: offload_min applies with offload=true");
+  }
+  const ActivationOffloadOptions* activationOffload = offloadOptions ? &*offloadOptions : nullptr;
   requireSupportedGraph(context.graph);
   const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
   requireJoint(context.graph, joint);
@@ -970,7 +1035,8 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
   const std::string policy = options.string("policy", "torch");
   if (policy == "budget") {
     if (!options.has("memory")) throw Error(ErrorCode::Usage, "recompute(policy=budget) needs memory=BYTES, e.g. memory=40GiB");
-    return budgetRecompute(context, joint, solveBudgetFrontier(context, joint), options.bytes("memory", 0), before);
+    return budgetRecompute(context, joint, solveBudgetFrontier(context, joint), options.bytes("memory", 0), before,
+                           activationOffload);
   }
   plan::RecomputeDecision decision;
   if (policy == "torch") {
@@ -993,7 +1059,7 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
     throw Error(ErrorCode::Usage, "recompute: unknown policy '" + policy + "' (torch, heuristic, budget, file)");
   }
   return resultFor(context, joint, policy, std::move(decision), analysis::nodeSeconds(context.graph, context.hw, context.ops),
-                   recomputeSeconds(context), before, std::nullopt);
+                   recomputeSeconds(context), before, std::nullopt, activationOffload);
 }
 
 }  // namespace lathe::passes

@@ -13,15 +13,21 @@
 //              and the step's peak is checked on the memory timeline; torch's and the heuristic's
 //              choices are candidates too (see docs/planning.md).
 //   file       the saved set listed in a JSON file (names), to evaluate someone else's choice.
+// offload=true adds activation offload (activation_offload.h): the saved values whose copies to
+// host memory and back hide behind compute leave the GPU between their forward and backward reads;
+// the budget policy then takes the point of least recompute whose peak with offload fits.
+// offload_min=BYTES: the smallest value worth offloading (default 1 MiB).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "analysis/joint.h"
 #include "analysis/memory_timeline.h"
+#include "passes/activation_offload.h"
 #include "passes/pass.h"
 
 namespace lathe::passes {
@@ -33,6 +39,9 @@ struct RecomputeEvaluation {
   double recomputeSeconds = 0;  // estimated time of the backward's recomputation
   double stepSeconds = 0;       // estimated forward + backward time (node roofline sum)
   uint64_t savedBytes = 0;      // storage of saved values that are not weights
+  // Asked for: the saved values held in host memory between their forward and backward reads (the
+  // timeline has them away from the GPU there).
+  std::optional<plan::ActivationOffloadDecision> activationOffload;
 };
 
 // Estimated seconds to recompute each node: roofline time, without the launch for ops a generated
@@ -42,7 +51,8 @@ struct RecomputeEvaluation {
 [[nodiscard]] RecomputeEvaluation evaluateSavedSet(const PassContext& context, const analysis::JointInfo& joint,
                                                    std::span<const ir::NodeId> saved,
                                                    std::span<const double> nodeSeconds,
-                                                   std::span<const double> recomputeCost);
+                                                   std::span<const double> recomputeCost,
+                                                   const ActivationOffloadOptions* activationOffload = nullptr);
 
 // `inductorJointPasses`: see PassContext.
 [[nodiscard]] plan::RecomputeDecision torchPolicy(const ir::Graph& graph, const analysis::JointInfo& joint,
@@ -80,7 +90,8 @@ struct BudgetFrontier {
 // recompute(policy=budget, memory=budgetBytes) on a frontier solved before: the pass's own result.
 [[nodiscard]] PassResult budgetRecompute(const PassContext& context, const analysis::JointInfo& joint,
                                          const BudgetFrontier& frontier, uint64_t budgetBytes,
-                                         const plan::PlanState& before);
+                                         const plan::PlanState& before,
+                                         const ActivationOffloadOptions* activationOffload = nullptr);
 
 class RecomputePass : public Pass {
  public:

@@ -144,11 +144,31 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   // far below the share).
   const uint64_t share = static_cast<uint64_t>(INT64_MAX) / (storages.size() + 1);
   auto counted = [&](const StorageLife& life) { return static_cast<int64_t>(std::min(life.bytes, share)); };
+  // The part of each off-GPU interval inside its storage's life, by storage.
+  struct Away {
+    size_t storage;
+    uint32_t first, last;  // inclusive steps
+  };
+  std::vector<Away> away;
+  for (const OffGpuInterval& interval : options.offGpu) {
+    if (interval.node >= n || current[interval.node] < 0) continue;
+    const size_t s = static_cast<size_t>(current[interval.node]);
+    const uint32_t first = std::max(interval.offStep, storages[s].first);
+    const uint32_t last = std::min<uint32_t>(interval.onStep == 0 ? 0 : interval.onStep - 1, storages[s].last);
+    if (interval.onStep > interval.offStep && first <= last) away.push_back({s, first, last});
+  }
+  auto awayAt = [&](size_t s, uint32_t step) {
+    return std::any_of(away.begin(), away.end(), [&](const Away& a) { return a.storage == s && a.first <= step && step <= a.last; });
+  };
   if (!options.perStep) {
     std::vector<int64_t> delta(steps + 1, 0);
     for (const StorageLife& life : storages) {
       delta[life.first] += counted(life);
       delta[life.last + 1] -= counted(life);
+    }
+    for (const Away& a : away) {
+      delta[a.first] -= counted(storages[a.storage]);
+      delta[a.last + 1] += counted(storages[a.storage]);
     }
     int64_t running = 0;
     for (size_t step = 0; step < steps; ++step) {
@@ -158,8 +178,9 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
         timeline.peakStep = static_cast<uint32_t>(step);
       }
     }
-    for (const StorageLife& life : storages) {
-      if (life.first <= timeline.peakStep && timeline.peakStep <= life.last) {
+    for (size_t s = 0; s < storages.size(); ++s) {
+      const StorageLife& life = storages[s];
+      if (life.first <= timeline.peakStep && timeline.peakStep <= life.last && !awayAt(s, timeline.peakStep)) {
         timeline.atPeak[static_cast<size_t>(life.category)] += static_cast<uint64_t>(counted(life));
       }
     }
@@ -171,6 +192,11 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     const size_t c = static_cast<size_t>(life.category);
     delta[life.first][c] += counted(life);
     delta[life.last + 1][c] -= counted(life);
+  }
+  for (const Away& a : away) {
+    const size_t c = static_cast<size_t>(storages[a.storage].category);
+    delta[a.first][c] -= counted(storages[a.storage]);
+    delta[a.last + 1][c] += counted(storages[a.storage]);
   }
   timeline.live.resize(steps);
   timeline.total.resize(steps);

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -78,9 +79,18 @@ struct StorageFacts {
 };
 [[nodiscard]] StorageFacts storageFacts(const ir::Graph& graph);
 
+// Steps [offStep, onStep) during which the storage `node` allocated is held in host memory
+// (activation offload): its bytes do not count on the GPU there.
+struct OffGpuInterval {
+  ir::NodeId node = ir::kNoNode;
+  uint32_t offStep = 0;
+  uint32_t onStep = 0;
+};
+
 struct TimelineOptions {
   const StorageFacts* facts = nullptr;  // storageFacts(graph); computed here when null
   bool perStep = true;                  // false: `live` and `total` stay empty (a search only needs the peak)
+  std::span<const OffGpuInterval> offGpu;  // storages away from the GPU for a while
 };
 
 // `partition` is null for a graph that is not a partitioned joint graph.

@@ -78,6 +78,15 @@ BoundPlan bind(const PlanBundle& bundle, const ir::Graph& graph, std::string_vie
     to.recompute = std::move(decision);
   }
   to.offload = from.offload;  // indexed by unit, not by node
+  if (from.activationOffload) {
+    ActivationOffloadDecision decision = *from.activationOffload;
+    for (OffloadedActivation& t : decision.tensors) {
+      for (ir::NodeId* id : {&t.node, &t.waitAfter, &t.reloadAfter, &t.firstUse}) {
+        if (*id != ir::kNoNode) *id = bound.nodeIds[*id];
+      }
+    }
+    to.activationOffload = std::move(decision);
+  }
   return bound;
 }
 

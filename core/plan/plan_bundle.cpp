@@ -119,6 +119,23 @@ std::string planToJson(const PlanBundle& plan) {
                     {"bubble_seconds", o.bubbleSeconds}, {"floor_seconds", o.floorSeconds},
                     {"peak_weight_bytes", o.peakWeightBytes}, {"streamed_bytes", o.streamedBytes}};
   }
+  if (s.activationOffload) {
+    const ActivationOffloadDecision& a = *s.activationOffload;
+    auto nameOf = [&](ir::NodeId id) { return id == ir::kNoNode ? std::string() : names[id]; };
+    Json tensors = Json::array();
+    for (const OffloadedActivation& t : a.tensors) {
+      tensors.push_back({{"node", names[t.node]},         {"bytes", t.bytes},
+                         {"wait_after", nameOf(t.waitAfter)}, {"reload_after", nameOf(t.reloadAfter)},
+                         {"first_use", names[t.firstUse]}, {"off_gpu_step", t.offGpuStep},
+                         {"on_gpu_step", t.onGpuStep},     {"out_start", t.outStart},
+                         {"out_end", t.outEnd},            {"in_start", t.inStart},
+                         {"in_end", t.inEnd}});
+    }
+    j["activation_offload"] = {{"bytes", a.bytes},
+                               {"copy_out_seconds", a.copyOutSeconds},
+                               {"copy_in_seconds", a.copyInSeconds},
+                               {"tensors", tensors}};
+  }
   const PlanTimeline& t = plan.timeline;
   Json timeline = {{"peak_bytes", t.peakBytes}, {"peak_step", t.peakStep}, {"backward_start", t.backwardStart}};
   Json atPeak = Json::object();
@@ -307,6 +324,38 @@ PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {
     o.peakWeightBytes = r.value<uint64_t>(of, "peak_weight_bytes");
     o.streamedBytes = r.value<uint64_t>(of, "streamed_bytes");
     s.offload = std::move(o);
+  }
+  if (r.has(j, "activation_offload")) {
+    const At ao = r.field(j, "activation_offload");
+    ActivationOffloadDecision a;
+    a.bytes = r.value<uint64_t>(ao, "bytes");
+    a.copyOutSeconds = r.value<double>(ao, "copy_out_seconds");
+    a.copyInSeconds = r.value<double>(ao, "copy_in_seconds");
+    uint64_t total = 0;
+    r.forEach(r.field(ao, "tensors"), [&](const At& item) {
+      OffloadedActivation tensor;
+      tensor.node = idOf(r.field(item, "node"));
+      tensor.bytes = r.value<uint64_t>(item, "bytes");
+      tensor.waitAfter = idOf(r.field(item, "wait_after"));
+      const At reloadAt = r.field(item, "reload_after");
+      tensor.reloadAfter = r.as<std::string>(reloadAt).empty() ? ir::kNoNode : idOf(reloadAt);  // "": at the backward's start
+      tensor.firstUse = idOf(r.field(item, "first_use"));
+      tensor.offGpuStep = r.value<uint32_t>(item, "off_gpu_step");
+      const At onAt = r.field(item, "on_gpu_step");
+      tensor.onGpuStep = r.as<uint32_t>(onAt);
+      if (tensor.onGpuStep < tensor.offGpuStep || tensor.onGpuStep > steps) {
+        r.fail(onAt, "expected a step from off_gpu_step (" + std::to_string(tensor.offGpuStep) + ") to " + std::to_string(steps));
+      }
+      for (const auto& [key, slot] : {std::pair{"out_start", &tensor.outStart}, std::pair{"out_end", &tensor.outEnd},
+                                      std::pair{"in_start", &tensor.inStart}, std::pair{"in_end", &tensor.inEnd}}) {
+        *slot = r.value<double>(item, key);
+      }
+      if (tensor.outEnd < tensor.outStart || tensor.inEnd < tensor.inStart) r.fail(item, "a copy ends before it starts");
+      total += tensor.bytes;
+      a.tensors.push_back(tensor);
+    });
+    if (total != a.bytes) r.fail(r.field(ao, "bytes"), "differs from the sum over the tensors (" + std::to_string(total) + ")");
+    s.activationOffload = std::move(a);
   }
 
   // The timeline: series of one length; the peak is the largest total and lies on a step.

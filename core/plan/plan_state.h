@@ -42,6 +42,28 @@ struct RecomputeDecision {
   std::vector<std::string> savedReasons;
 };
 
+// A saved activation the forward copies to pinned host memory and the backward copies back: off the
+// GPU from the compute stream's wait for its copy out to the issue of its copy in. Nodes of the joint
+// graph; steps index the step schedule of the plan's saved set (forward, then backward).
+struct OffloadedActivation {
+  ir::NodeId node = ir::kNoNode;  // the saved value
+  uint64_t bytes = 0;
+  ir::NodeId waitAfter = ir::kNoNode;    // forward node after which the compute stream waits for the copy out
+  ir::NodeId reloadAfter = ir::kNoNode;  // backward node after which the copy in is issued
+  ir::NodeId firstUse = ir::kNoNode;     // first backward reader (waits for the copy in)
+  uint32_t offGpuStep = 0;  // first step without the GPU storage (the one after waitAfter's)
+  uint32_t onGpuStep = 0;   // step from which the GPU storage is back (the one after reloadAfter's)
+  double outStart = 0, outEnd = 0;  // estimated copy out, seconds from the step's start
+  double inStart = 0, inEnd = 0;    // estimated copy in
+};
+
+struct ActivationOffloadDecision {
+  std::vector<OffloadedActivation> tensors;  // in order of their copy out
+  uint64_t bytes = 0;         // offloaded per step, each way
+  double copyOutSeconds = 0;  // device-to-host stream busy time
+  double copyInSeconds = 0;   // host-to-device stream busy time
+};
+
 // One weight transfer of an offload schedule.
 struct Prefetch {
   int32_t unit = kNone;     // the layer unit whose weights are copied
@@ -77,6 +99,7 @@ struct PlanState {
   std::vector<FusionGroup> groups;
   std::optional<RecomputeDecision> recompute;
   std::optional<OffloadDecision> offload;
+  std::optional<ActivationOffloadDecision> activationOffload;  // saved values held in host memory
 
   // Sized for a graph with every layer empty.
   static PlanState empty(size_t nodeCount);

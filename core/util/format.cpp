@@ -26,4 +26,10 @@ std::string formatBytes(uint64_t bytes, int significantDigits) {
   return text.data();
 }
 
+std::string formatMilliseconds(double seconds) {
+  std::array<char, 48> text{};
+  std::snprintf(text.data(), text.size(), "%.3f ms", seconds * 1e3);
+  return text.data();
+}
+
 }  // namespace lathe

@@ -11,4 +11,7 @@ namespace lathe {
 // neighbouring values must read apart (a frontier's points): formatBytes(10374889472, 4) -> "9.662 GiB".
 [[nodiscard]] std::string formatBytes(uint64_t bytes, int significantDigits = 3);
 
+// Estimated times in the passes' diffs: 0.0123 -> "12.300 ms".
+[[nodiscard]] std::string formatMilliseconds(double seconds);
+
 }  // namespace lathe

@@ -6,17 +6,21 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hw/hw_profile.h"
 #include "io/fx_text.h"
 #include "ir/op_info.h"
+#include "analysis/cost_model.h"
+#include "passes/activation_offload.h"
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
 #include "passes/plan_target.h"
@@ -39,6 +43,12 @@ struct JointPlan {
   std::string bundleJson;  // lathe.plan/1
   uint64_t peakBytes = 0;
   double stepSeconds = 0;
+  // Saved values the runtime copies to host memory and back: (name, wait after, reload after ("":
+  // the backward's start), first backward use, bytes), in order of their copy out.
+  std::vector<std::tuple<std::string, std::string, std::string, std::string, uint64_t>> offloaded;
+  // With offloaded values: each node's estimated seconds by name, for placing the copies in on the
+  // backward graph torch builds (its order is not the planner's).
+  std::map<std::string, double> nodeSeconds;
   bool budgetMet = true;              // false: no plan found fits the memory asked for
   std::vector<std::string> warnings;  // lines the loader skipped; passes' "!" diff lines
 };
@@ -86,6 +96,12 @@ JointPlan fromBundle(const plan::PlanBundle& bundle, const ir::Graph& graph, con
   out.policy = state.recompute->policy;
   out.fingerprint = bundle.fingerprint;
   out.bundleJson = plan::planToJson(bundle);
+  if (state.activationOffload) {
+    auto nameOf = [&](ir::NodeId id) { return id == ir::kNoNode ? std::string() : std::string(graph.name(id)); };
+    for (const plan::OffloadedActivation& t : state.activationOffload->tensors) {
+      out.offloaded.emplace_back(nameOf(t.node), nameOf(t.waitAfter), nameOf(t.reloadAfter), nameOf(t.firstUse), t.bytes);
+    }
+  }
   out.peakBytes = bundle.timeline.peakBytes;
   out.stepSeconds = bundle.estimates.empty() ? 0.0 : bundle.estimates.front().second;
   out.warnings = warningsOf(diagnostics);
@@ -105,6 +121,9 @@ JointPlan planJoint(const std::string& fxText, const std::string& graphId, const
   const passes::PipelineRun run = passes::runPipeline(context, passes::parsePipeline(pipeline));
   const plan::PlanBundle bundle = passes::buildPlanBundle(context, run, "<runtime>", graphId);
   JointPlan out = fromBundle(bundle, *graph, bundle.state, diagnostics);
+  if (!out.offloaded.empty()) {
+    for (ir::NodeId id = 0; id < graph->size(); ++id) out.nodeSeconds.emplace(graph->name(id), target.nodeSeconds()[id]);
+  }
   for (const passes::PipelineRecord& record : run.history) {
     for (const passes::PassStat& stat : record.result.stats) {
       if (stat.name == "budget_met") out.budgetMet = stat.value != 0;
@@ -123,7 +142,27 @@ JointPlan bindPlan(const std::string& fxText, const std::string& graphId, const 
   std::shared_ptr<ir::Graph> graph = parseGraph(fxText, graphId, diagnostics, symbols);
   const plan::PlanBundle bundle = plan::readPlan(planPath);
   const plan::BoundPlan bound = plan::bind(bundle, *graph, planPath);
-  return fromBundle(bundle, *graph, bound.state, diagnostics);
+  JointPlan out = fromBundle(bundle, *graph, bound.state, diagnostics);
+  if (!out.offloaded.empty()) {
+    const std::vector<double> seconds = analysis::nodeSeconds(*graph, bundle.hardware);
+    for (ir::NodeId id = 0; id < graph->size(); ++id) out.nodeSeconds.emplace(graph->name(id), seconds[id]);
+  }
+  return out;
+}
+
+// passes::placeCopiesIn on executions of the given seconds, from the first: each copy's boundary, or
+// None where it cannot end by its deadline.
+std::vector<std::optional<uint32_t>> placeCopiesIn(const std::vector<double>& seconds, const std::vector<uint32_t>& deadlines,
+                                                   const std::vector<uint64_t>& bytes, const std::string& hardware) {
+  if (deadlines.size() != bytes.size()) throw Error(ErrorCode::Usage, "place_copies_in: one size per deadline expected");
+  std::vector<double> start(seconds.size() + 1, 0.0);
+  for (size_t i = 0; i < seconds.size(); ++i) start[i + 1] = start[i] + seconds[i];
+  std::vector<std::optional<uint32_t>> boundaries;
+  for (const std::optional<passes::CopyIn>& copy :
+       passes::placeCopiesIn(start, 0, deadlines, bytes, hw::resolveHwProfile(hardware).h2dBandwidth)) {
+    boundaries.push_back(copy ? std::optional<uint32_t>(copy->boundary) : std::nullopt);
+  }
+  return boundaries;
 }
 
 void setOpFlags(const std::string& target, bool computeSensitive, bool subgraphBoundary, bool fusible) {
@@ -145,6 +184,8 @@ NB_MODULE(_native, m) {
   nb::class_<JointPlan>(m, "JointPlan")
       .def_ro("saved", &JointPlan::saved)
       .def_ro("recomputed", &JointPlan::recomputed)
+      .def_ro("offloaded", &JointPlan::offloaded)
+      .def_ro("node_seconds", &JointPlan::nodeSeconds)
       .def_ro("policy", &JointPlan::policy)
       .def_ro("fingerprint", &JointPlan::fingerprint)
       .def_ro("bundle_json", &JointPlan::bundleJson)
@@ -160,6 +201,8 @@ NB_MODULE(_native, m) {
         nb::arg("symbols") = SymbolHints{},
         nb::call_guard<nb::gil_scoped_release>(),
         "Applies a plan bundle to the graph it was made for; refuses another graph's plan.");
+  m.def("place_copies_in", &placeCopiesIn, nb::arg("seconds"), nb::arg("deadlines"), nb::arg("bytes"), nb::arg("hardware"),
+        "Copies in on one serial host-to-device stream, each as late as it can end by its deadline.");
   m.def("set_op_flags", &setOpFlags, nb::arg("target"), nb::arg("compute_sensitive") = false,
         nb::arg("subgraph_boundary") = false, nb::arg("fusible") = false,
         "Sets an op's planner flags, as `lathe plan --op-flag` does.");

@@ -8,7 +8,8 @@ anchors measure it; step = median of --steps steps timed with CUDA events after 
 MagiCompiler (../shared/anchors, carried as .device/magi by prepare_deps.sh) runs as its anchor did:
 @magi_compile(dynamic_arg_dims={"x": 0}) on the layer class, HEURISTIC recompute. Its CompileConfig
 parses sys.argv, so this script takes its options from the environment: BENCH_STEPS (10),
-BENCH_TORCH_BUDGETS ("1.0,0.5"), BENCH_LATHE ("heuristic,budget:7GiB,..."), BENCH_MAGI (1).
+BENCH_TORCH_BUDGETS ("1.0,0.5"), BENCH_LATHE ("heuristic,budget:7GiB,...": policy[:memory][+offload],
+"+offload" planning activation offload with it), BENCH_MAGI (1).
 Prints one table; writes every row to $OUT/runtime.jsonl as it is measured.
 """
 
@@ -172,9 +173,11 @@ def main():
             return fn
         run(f"torch.compile budget={budget}", make)
     for spec in [s for s in lathe_specs.split(",") if s]:
-        policy, _, memory = spec.partition(":")
-        run(f"lathe {spec}", lambda policy=policy, memory=memory: lathe.compile(
-            lambda inp: model(inp), policy=policy, memory=memory or None))
+        # "budget:4GiB+offload": the policy, its memory, and activation offload.
+        planned, _, offload = spec.partition("+")
+        policy, _, memory = planned.partition(":")
+        run(f"lathe {spec}", lambda policy=policy, memory=memory, offload=offload: lathe.compile(
+            lambda inp: model(inp), policy=policy, memory=memory or None, activation_offload=offload == "offload"))
 
     # Last: MagiCompiler changes torch's global configuration when it compiles.
     if with_magi:

@@ -29,4 +29,6 @@ def planner_fields(compiled):
             "predicted_step_ms": sum(p.plan.step_seconds for p in plans) * 1e3,
             "planning_s": sum(p.seconds for p in plans),
             "saved": sum(len(p.plan.saved) for p in plans),
+            "offloaded": sum(len(p.offloaded) for p in plans),
+            "offloaded_gib": sum(b for p in plans for (name, *_, b) in p.plan.offloaded if name in p.offloaded) / GiB,
             "rewritten": list(backend.rewritten)}

@@ -43,7 +43,9 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
     plan: a plan bundle to apply (from `lathe plan`, the studio or a run folder).
     trace_dir: a run folder for TORCH_TRACE logs and plan bundles.
     rewrites: the memory rewrites to apply (default all: "linear_cross_entropy", "embedding_grad";
-    False or "none" for none). Unset options come from LATHE_*.
+    False or "none" for none). activation_offload: saved values whose copies to host memory and back
+    hide behind compute leave the GPU in between (with policy="budget", co-planned with recompute).
+    Unset options come from LATHE_*.
     """
     if obj is None:
         return functools.partial(compile, memory=memory, policy=policy, hw=hw, plan=plan, trace_dir=trace_dir,

@@ -2,7 +2,7 @@
 
 Arguments given in code win; an option the code leaves unset is read from the environment
 (`LATHE_MEMORY`, `LATHE_POLICY`, `LATHE_HW`, `LATHE_PLAN`, `LATHE_TRACE_DIR`, `LATHE_DYNAMIC`,
-`LATHE_REWRITES`),
+`LATHE_REWRITES`, `LATHE_ACTIVATION_OFFLOAD`),
 so a decorated model can be steered without editing it. Every value is checked when the options
 are made, before anything is compiled.
 """
@@ -56,6 +56,7 @@ class CompileOptions:
     trace_dir: Optional[str] = None
     dynamic: Optional[bool] = None
     rewrites: tuple = DEFAULT_REWRITES  # memory rewrites of the captured graph (_rewrites.py)
+    activation_offload: bool = False  # saved values whose copies hide behind compute wait in host memory
     # Pass options beyond the named ones, e.g. pipeline="split,fusion,recompute(policy=torch)".
     extra: tuple = ()
 
@@ -77,12 +78,18 @@ class CompileOptions:
             raise LatheError(f"memory: a fraction of the device is in (0, 1], got {memory}")
         elif isinstance(memory, int) and memory <= 0:
             raise LatheError(f"memory: {memory} bytes is not a budget")
+        if not isinstance(self.activation_offload, bool):
+            raise LatheError(f"activation_offload: expected True or False, got {self.activation_offload!r}")
+        if self.activation_offload and self.plan:
+            raise LatheError("activation_offload: a plan bundle carries its own offload decision; "
+                             "plan it with recompute(..., offload=true)")
         if parse_rewrites(self.rewrites) != tuple(self.rewrites):
             raise LatheError(f"rewrites: expected names from {', '.join(REWRITES)} in that order, got {self.rewrites!r}")
         for key, _ in self.extra:
             if key != "pipeline":
                 raise LatheError(
-                    f"unknown option {key!r} (memory, policy, hw, plan, trace_dir, dynamic, rewrites, pipeline)")
+                    f"unknown option {key!r} (memory, policy, hw, plan, trace_dir, dynamic, rewrites, "
+                    "activation_offload, pipeline)")
 
     @property
     def effective_policy(self) -> str:
@@ -97,17 +104,23 @@ def _env(name: str) -> Optional[str]:
     return value if value not in (None, "") else None
 
 
+def _env_flag(name: str) -> bool:
+    text = _env(name).lower()
+    if text not in ("0", "1", "true", "false"):
+        raise LatheError(f"{name}: expected 0, 1, true or false, got {text!r}")
+    return text in ("1", "true")
+
+
 def make_options(memory: Memory = None, policy: Optional[str] = None, hw: Optional[str] = None,
                  plan: Optional[str] = None, trace_dir: Optional[str] = None, dynamic: Optional[bool] = None,
-                 rewrites: Any = None, **extra: Any) -> CompileOptions:
+                 rewrites: Any = None, activation_offload: Optional[bool] = None, **extra: Any) -> CompileOptions:
     """The arguments given, with `LATHE_*` for those left unset."""
     if memory is None and _env("LATHE_MEMORY"):
         memory = _memory_from_text(_env("LATHE_MEMORY"))
     if dynamic is None and _env("LATHE_DYNAMIC"):
-        text = _env("LATHE_DYNAMIC").lower()
-        if text not in ("0", "1", "true", "false"):
-            raise LatheError(f"LATHE_DYNAMIC: expected 0, 1, true or false, got {text!r}")
-        dynamic = text in ("1", "true")
+        dynamic = _env_flag("LATHE_DYNAMIC")
+    if activation_offload is None:
+        activation_offload = _env_flag("LATHE_ACTIVATION_OFFLOAD") if _env("LATHE_ACTIVATION_OFFLOAD") else False
     if _env("LATHE_PIPELINE") and "pipeline" not in extra:
         extra["pipeline"] = _env("LATHE_PIPELINE")
     return CompileOptions(
@@ -117,6 +130,7 @@ def make_options(memory: Memory = None, policy: Optional[str] = None, hw: Option
         plan=plan or _env("LATHE_PLAN"),
         trace_dir=trace_dir or _env("LATHE_TRACE_DIR"),
         dynamic=dynamic,
+        activation_offload=activation_offload,
         rewrites=parse_rewrites(_env("LATHE_REWRITES") if rewrites is None and _env("LATHE_REWRITES") else rewrites),
         extra=tuple(sorted(extra.items())),
     )

@@ -24,7 +24,7 @@ from torch._inductor.custom_graph_pass import CustomPartitionerFn
 
 from ._errors import LatheError
 from ._options import CompileOptions
-from . import _custom_ops, _planner
+from . import _custom_ops, _offload, _planner
 
 
 # The TORCH_TRACE artifact holding the joint graph as Lathe planned it (after Inductor's joint passes
@@ -155,6 +155,8 @@ class LathePartitioner(CustomPartitionerFn):
             outputs = forward.graph.output_node().args[0]
             plan.forward_saved = [n.name for n in outputs[kwargs["num_fwd_outputs"]:]
                                   if isinstance(n, fx.Node) and not _is_sym(n)]
+            if plan.plan.offloaded:
+                plan.offloaded = _offload.apply(forward, backward, plan, kwargs["num_fwd_outputs"])
             if self.on_plan is not None:
                 self.on_plan(plan)
         return forward, backward

@@ -59,10 +59,11 @@ def pipeline_for(options: CompileOptions, hardware: str) -> str:
     if custom:
         return custom
     policy = options.effective_policy
+    offload = ",offload=true" if options.activation_offload else ""
     if policy == "budget":
-        recompute = f"recompute(policy=budget,memory={budget_bytes(options, hardware)})"
+        recompute = f"recompute(policy=budget,memory={budget_bytes(options, hardware)}{offload})"
     else:
-        recompute = f"recompute(policy={policy})"
+        recompute = f"recompute(policy={policy}{offload})"
     return f"split,fusion,{recompute}"
 
 
@@ -76,6 +77,7 @@ class GraphPlan:
     torch_saved: list = dataclasses.field(default_factory=list)  # tensors handed to torch's extraction
     saved_through_getitems: list = dataclasses.field(default_factory=list)  # tuple-valued planner names
     forward_saved: Optional[list] = None  # tensors the compiled forward returns for the backward
+    offloaded: list = dataclasses.field(default_factory=list)  # saved tensors the graphs copy to host memory and back
 
 
 def plan_joint(fx_text: str, graph_id: str, options: CompileOptions, symbols: Optional[dict] = None) -> GraphPlan:

@@ -29,7 +29,9 @@ using Json = nlohmann::ordered_json;
 
 constexpr const char* kSample = "captures/llama3_8b_2l_tiny_train.log.gz";
 constexpr const char* kGraph = "0/0:aot_joint_graph";
-constexpr const char* kPipeline = "split,fusion,recompute(policy=torch)";
+// Activation offload of every saved value that can leave (the tiny capture's are all small), so
+// that the bundle carries every section the reader checks.
+constexpr const char* kPipeline = "split,fusion,recompute(offload=true,offload_min=0,policy=torch)";  // keys in the order plans print them
 
 PlanBundle planOf(const testing::SampleGraph& sample, const hw::HwProfile& hw) {
   const passes::PassContext context{*sample.graph, sample.inputs, hw, ir::OpRegistry::global(), {}};
@@ -117,7 +119,7 @@ TEST(PlanBundle, DescribesTheGraphAndThePipeline) {
   for (ir::NodeId id = 0; id < graph.size(); ++id) EXPECT_EQ(plan.nodeNames[id], graph.name(id));
   EXPECT_EQ(plan.pipeline, kPipeline);
   ASSERT_EQ(plan.steps.size(), 3u);
-  EXPECT_EQ(plan.steps[2].step, "recompute(policy=torch)");
+  EXPECT_EQ(plan.steps[2].step, "recompute(offload=true,offload_min=0,policy=torch)");
   ASSERT_TRUE(plan.state.recompute.has_value());
   EXPECT_EQ(plan.state.recompute->policy, "torch");
   EXPECT_FALSE(plan.state.recompute->saved.empty());
@@ -135,6 +137,16 @@ TEST(PlanBundle, JsonRoundTripsByteForByte) {
   ASSERT_TRUE(read.state.recompute.has_value());
   EXPECT_EQ(read.state.recompute->saved, plan.state.recompute->saved);
   EXPECT_EQ(read.state.group, plan.state.group);
+  ASSERT_TRUE(plan.state.activationOffload.has_value());
+  ASSERT_FALSE(plan.state.activationOffload->tensors.empty());
+  ASSERT_TRUE(read.state.activationOffload.has_value());
+  ASSERT_EQ(read.state.activationOffload->tensors.size(), plan.state.activationOffload->tensors.size());
+  for (size_t i = 0; i < plan.state.activationOffload->tensors.size(); ++i) {
+    const plan::OffloadedActivation& a = plan.state.activationOffload->tensors[i];
+    const plan::OffloadedActivation& b = read.state.activationOffload->tensors[i];
+    EXPECT_EQ(std::tie(a.node, a.waitAfter, a.reloadAfter, a.firstUse, a.offGpuStep, a.onGpuStep, a.bytes),
+              std::tie(b.node, b.waitAfter, b.reloadAfter, b.firstUse, b.offGpuStep, b.onGpuStep, b.bytes));
+  }
 }
 
 TEST(PlanBundle, WritePlanLeavesOnlyThePlanAndReadPlanReadsIt) {
