@@ -312,26 +312,44 @@ int runPareto(const GlobalOptions& global) {
   const std::vector<passes::FrontierPoint> frontier = passes::budgetFrontier(context, joint);
   const std::vector<double>& nodeSeconds = target.nodeSeconds();
   const std::vector<double> cost = passes::recomputeSeconds(context);
-  struct Reference {
-    std::string name;
-    passes::RecomputeEvaluation eval;
+  // Every point also with activation offload (recompute(..., offload=true)): what the link can carry
+  // off the GPU at no step time.
+  const passes::ActivationOffloadOptions offload;
+  auto offloaded = [&](const std::vector<ir::NodeId>& saved) {
+    return passes::evaluateSavedSet(context, joint, saved, nodeSeconds, cost, &offload);
   };
-  std::vector<Reference> references;
-  references.push_back({"torch", passes::evaluateSavedSet(context, joint, passes::torchPolicy(graph, joint, target.inputs(), target.inductorJointPasses()).saved,
-                                                         nodeSeconds, cost)});
-  references.push_back({"heuristic", passes::evaluateSavedSet(context, joint,
-                                                             passes::heuristicPolicy(graph, joint, ir::OpRegistry::global()).saved,
-                                                             nodeSeconds, cost)});
+  struct Row {
+    std::string name;  // "budget", "torch", "heuristic"
+    passes::RecomputeEvaluation eval;
+    passes::RecomputeEvaluation withOffload;
+  };
+  std::vector<Row> rows;
+  for (const passes::FrontierPoint& f : frontier) {
+    rows.push_back({"budget", passes::evaluateSavedSet(context, joint, f.saved, nodeSeconds, cost), offloaded(f.saved)});
+  }
+  for (const auto& [name, saved] :
+       {std::pair{"torch", passes::torchPolicy(graph, joint, target.inputs(), target.inductorJointPasses()).saved},
+        std::pair{"heuristic", passes::heuristicPolicy(graph, joint, ir::OpRegistry::global()).saved}}) {
+    rows.push_back({name, passes::evaluateSavedSet(context, joint, saved, nodeSeconds, cost), offloaded(saved)});
+  }
   if (o.json) {
     json points = json::array();
-    for (const auto& f : frontier) {
-      points.push_back({{"peak_bytes", f.peakBytes}, {"saved_bytes", f.savedBytes}, {"recompute_seconds", f.recomputeSeconds},
-                        {"step_seconds", f.stepSeconds}, {"saved_values", f.saved.size()}, {"lambda_ps_per_byte", f.lambda}});
-    }
     json refs = json::object();
-    for (const auto& r : references) {
-      refs[r.name] = {{"peak_bytes", r.eval.timeline.peakBytes}, {"saved_bytes", r.eval.savedBytes}, {"recompute_seconds", r.eval.recomputeSeconds},
-                      {"step_seconds", r.eval.stepSeconds}};
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      json point = {{"peak_bytes", r.eval.timeline.peakBytes},
+                    {"saved_bytes", r.eval.savedBytes},
+                    {"recompute_seconds", r.eval.recomputeSeconds},
+                    {"step_seconds", r.eval.stepSeconds},
+                    {"offload_peak_bytes", r.withOffload.timeline.peakBytes},
+                    {"offloaded_bytes", r.withOffload.activationOffload->bytes}};
+      if (i < frontier.size()) {
+        point["saved_values"] = frontier[i].saved.size();
+        point["lambda_ps_per_byte"] = frontier[i].lambda;
+        points.push_back(point);
+      } else {
+        refs[r.name] = point;
+      }
     }
     std::cout << json{{"graph", target.graphId()}, {"hardware", target.hardware().id}, {"frontier", points}, {"policies", refs}}.dump(2) << '\n';
     return 0;
@@ -340,17 +358,16 @@ int runPareto(const GlobalOptions& global) {
                            target.graphId(), target.hardware().name);
   printCpuCaptureNote(target);
   // Four digits for the peak: neighbouring points are often a fraction of a percent apart.
-  Table table({"peak", "saved for backward", "recompute", "step", "saved values", "point"});
-  for (const auto& f : frontier) {
-    table.add({formatBytes(f.peakBytes, 4), formatBytes(f.savedBytes, 4), formatSeconds(f.recomputeSeconds),
-               formatSeconds(f.stepSeconds), std::to_string(f.saved.size()), "budget"});
-  }
-  for (const auto& r : references) {
-    table.add({formatBytes(r.eval.timeline.peakBytes, 4), formatBytes(r.eval.savedBytes, 4),
+  Table table({"peak", "with offload", "saved for backward", "offloaded", "recompute", "step", "saved values", "point"});
+  for (const Row& r : rows) {
+    table.add({formatBytes(r.eval.timeline.peakBytes, 4), formatBytes(r.withOffload.timeline.peakBytes, 4),
+               formatBytes(r.eval.savedBytes, 4), formatBytes(r.withOffload.activationOffload->bytes, 4),
                formatSeconds(r.eval.recomputeSeconds), formatSeconds(r.eval.stepSeconds),
                std::to_string(r.eval.partition.saved.size()), r.name});
   }
   table.print(std::cout);
+  std::cout << "with offload: the peak when saved values whose copies hide behind compute wait in host memory\n"
+               "  (recompute(..., offload=true); lathe.compile(activation_offload=True))\n";
   return 0;
 }
 

@@ -44,7 +44,7 @@ for s in $training; do
   check_plan "$s-heuristic" "$capture" "split,recompute(policy=heuristic),offload(policy=heuristic,resident=0.3)"
   check_plan "$s-budget" "$capture" "split,fusion,recompute(policy=budget,memory=64GiB),offload(policy=optimal,resident=0.5)"
   if "$lathe" pareto "$capture" --json > "$tmp/pareto.json" 2> "$tmp/err" &&
-     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["frontier"] and "torch" in d["policies"]; assert all(p["saved_bytes"] <= p["peak_bytes"] for p in [*d["frontier"], *d["policies"].values()])' "$tmp/pareto.json"; then
+     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["frontier"] and "torch" in d["policies"]; assert all(p["saved_bytes"] <= p["peak_bytes"] and p["offload_peak_bytes"] <= p["peak_bytes"] for p in [*d["frontier"], *d["policies"].values()])' "$tmp/pareto.json"; then
     echo "ok   $s: pareto"
   else
     fail "pareto $s: $(head -c 300 "$tmp/err")"

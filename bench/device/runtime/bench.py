@@ -9,7 +9,8 @@ MagiCompiler (../shared/anchors, carried as .device/magi by prepare_deps.sh) run
 @magi_compile(dynamic_arg_dims={"x": 0}) on the layer class, HEURISTIC recompute. Its CompileConfig
 parses sys.argv, so this script takes its options from the environment: BENCH_STEPS (10),
 BENCH_TORCH_BUDGETS ("1.0,0.5"), BENCH_LATHE ("heuristic,budget:7GiB,...": policy[:memory][+offload],
-"+offload" planning activation offload with it), BENCH_MAGI (1).
+"+offload" planning activation offload with it), BENCH_MAGI (1), BENCH_TRACE_DIR (unset: a run
+folder per lathe variant under it).
 Prints one table; writes every row to $OUT/runtime.jsonl as it is measured.
 """
 
@@ -132,6 +133,7 @@ def main():
     lathe_specs = os.environ.get("BENCH_LATHE", "heuristic,budget:7GiB,budget:6GiB,budget:5GiB,budget:4.5GiB")
     with_magi = os.environ.get("BENCH_MAGI", "1") == "1"
     out_dir = os.environ.get("OUT", "/tmp")
+    trace_root = os.environ.get("BENCH_TRACE_DIR")  # a run folder per lathe variant (capture, plans, profile)
     rows_path = os.path.join(out_dir, "runtime.jsonl")
 
     torch.manual_seed(0)
@@ -176,8 +178,10 @@ def main():
         # "budget:4GiB+offload": the policy, its memory, and activation offload.
         planned, _, offload = spec.partition("+")
         policy, _, memory = planned.partition(":")
-        run(f"lathe {spec}", lambda policy=policy, memory=memory, offload=offload: lathe.compile(
-            lambda inp: model(inp), policy=policy, memory=memory or None, activation_offload=offload == "offload"))
+        trace_dir = os.path.join(trace_root, spec.replace(":", "_").replace("+", "_")) if trace_root else None
+        run(f"lathe {spec}", lambda policy=policy, memory=memory, offload=offload, trace_dir=trace_dir: lathe.compile(
+            lambda inp: model(inp), policy=policy, memory=memory or None, activation_offload=offload == "offload",
+            trace_dir=trace_dir))
 
     # Last: MagiCompiler changes torch's global configuration when it compiles.
     if with_magi:
