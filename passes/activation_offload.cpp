@@ -33,10 +33,12 @@ plan::ActivationOffloadDecision planActivationOffload(const PassContext& context
                                                       std::span<const double> executionSeconds,
                                                       const ActivationOffloadOptions& options) {
   plan::ActivationOffloadDecision decision;
+  decision.linkShare = options.linkShare;
   const ir::Graph& graph = context.graph;
   const size_t steps = schedule.nodes.size();
   const uint32_t backwardStart = static_cast<uint32_t>(schedule.backwardStart);
-  if (backwardStart == 0 || backwardStart >= steps || context.hw.d2hBandwidth <= 0 || context.hw.h2dBandwidth <= 0) {
+  if (backwardStart == 0 || backwardStart >= steps || context.hw.d2hBandwidth <= 0 || context.hw.h2dBandwidth <= 0 ||
+      !(options.linkShare > 0)) {
     return decision;
   }
   const analysis::StorageFacts facts = analysis::storageFacts(graph);
@@ -102,7 +104,7 @@ plan::ActivationOffloadDecision planActivationOffload(const PassContext& context
     double outFree = 0;
     for (const Candidate& c : pool) {
       const double outStart = std::max(start[c.lastForwardRead + 1], outFree);
-      const double outEnd = outStart + static_cast<double>(c.bytes) / context.hw.d2hBandwidth;
+      const double outEnd = outStart + static_cast<double>(c.bytes) / (context.hw.d2hBandwidth * options.linkShare);
       if (outEnd > forwardEnd) continue;
       outFree = outEnd;
       plan::OffloadedActivation a;
@@ -125,7 +127,7 @@ plan::ActivationOffloadDecision planActivationOffload(const PassContext& context
       sizes.push_back(c.bytes);
     }
     const std::vector<std::optional<CopyIn>> copies =
-        placeCopiesIn(start, backwardStart, deadlines, sizes, context.hw.h2dBandwidth);
+        placeCopiesIn(start, backwardStart, deadlines, sizes, context.hw.h2dBandwidth * options.linkShare);
     std::vector<uint8_t> dropped(chosen.size(), 0);
     for (size_t i = 0; i < chosen.size(); ++i) {
       if (!copies[i]) {

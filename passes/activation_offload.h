@@ -31,6 +31,11 @@ namespace lathe::passes {
 struct ActivationOffloadOptions {
   // Smaller values are not worth two copies and four dispatches.
   uint64_t minBytes = uint64_t{1} << 20;
+  // The share of each link's bandwidth the copies are planned at. The roofline prices compute
+  // slower than the H200 runs it (98 ms estimated for a 76 ms step, docs/benchmarks.md), and a copy
+  // planned to the last estimated millisecond stalls the real, faster step; at 0.6 a copy stays
+  // hidden while compute runs up to 1.6x faster than estimated.
+  double linkShare = 0.6;
 };
 
 // executionSeconds: the estimated time of each execution of `schedule`.

@@ -1019,13 +1019,17 @@ PassResult budgetRecompute(const PassContext& context, const JointInfo& joint, c
 }
 
 PassResult RecomputePass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
-  options.requireKnown("recompute", {"policy", "memory", "path", "offload", "offload_min"});
+  options.requireKnown("recompute", {"policy", "memory", "path", "offload", "offload_min", "offload_link"});
   std::optional<ActivationOffloadOptions> offloadOptions;
   if (options.flag("offload", false)) {
     offloadOptions.emplace();
     offloadOptions->minBytes = options.bytes("offload_min", offloadOptions->minBytes);
-  } else if (options.has("offload_min")) {
-    throw Error(ErrorCode::Usage, "recompute: offload_min applies with offload=true");
+    offloadOptions->linkShare = options.number("offload_link", offloadOptions->linkShare);
+    if (!(offloadOptions->linkShare > 0 && offloadOptions->linkShare <= 1)) {
+      throw Error(ErrorCode::Usage, "recompute: offload_link is a share of the link's bandwidth, in (0, 1]");
+    }
+  } else if (options.has("offload_min") || options.has("offload_link")) {
+    throw Error(ErrorCode::Usage, "recompute: offload_min and offload_link apply with offload=true");
   }
   const ActivationOffloadOptions* activationOffload = offloadOptions ? &*offloadOptions : nullptr;
   requireSupportedGraph(context.graph);

@@ -16,7 +16,8 @@
 // offload=true adds activation offload (activation_offload.h): the saved values whose copies to
 // host memory and back hide behind compute leave the GPU between their forward and backward reads;
 // the budget policy then takes the point of least recompute whose peak with offload fits.
-// offload_min=BYTES: the smallest value worth offloading (default 1 MiB).
+// offload_min=BYTES: the smallest value worth offloading (default 1 MiB); offload_link=SHARE: the
+// share of the links' bandwidth copies are planned at (default 0.6, ActivationOffloadOptions).
 #pragma once
 
 #include <cstdint>

@@ -134,6 +134,7 @@ std::string planToJson(const PlanBundle& plan) {
     j["activation_offload"] = {{"bytes", a.bytes},
                                {"copy_out_seconds", a.copyOutSeconds},
                                {"copy_in_seconds", a.copyInSeconds},
+                               {"link_share", a.linkShare},
                                {"tensors", tensors}};
   }
   const PlanTimeline& t = plan.timeline;
@@ -331,6 +332,9 @@ PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {
     a.bytes = r.value<uint64_t>(ao, "bytes");
     a.copyOutSeconds = r.value<double>(ao, "copy_out_seconds");
     a.copyInSeconds = r.value<double>(ao, "copy_in_seconds");
+    const At shareAt = r.field(ao, "link_share");
+    a.linkShare = r.as<double>(shareAt);
+    if (!(a.linkShare > 0 && a.linkShare <= 1)) r.fail(shareAt, "expected a share of the link in (0, 1]");
     uint64_t total = 0;
     r.forEach(r.field(ao, "tensors"), [&](const At& item) {
       OffloadedActivation tensor;

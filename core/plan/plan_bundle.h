@@ -12,7 +12,7 @@
 //    "groups": [{"kind", "anchor", "nodes": [names]}],
 //    "recompute": {"policy", "saved": [names], "recomputed": [names], "saved_reasons": [...]},
 //    "offload": {"policy", "budget_bytes", "resident": [unit names], "prefetches": [...], "step_seconds", ...},
-//    "activation_offload": {"bytes", "copy_out_seconds", "copy_in_seconds", "tensors": [{"node", "bytes",
+//    "activation_offload": {"bytes", "copy_out_seconds", "copy_in_seconds", "link_share", "tensors": [{"node", "bytes",
 //                           "wait_after", "reload_after" ("": the backward's start), "first_use",
 //                           "off_gpu_step", "on_gpu_step", "out_start", "out_end", "in_start", "in_end"}]},
 //    "timeline": {"peak_bytes", "peak_step", "at_peak": {category: bytes}, "backward_start",

@@ -62,6 +62,7 @@ struct ActivationOffloadDecision {
   uint64_t bytes = 0;         // offloaded per step, each way
   double copyOutSeconds = 0;  // device-to-host stream busy time
   double copyInSeconds = 0;   // host-to-device stream busy time
+  double linkShare = 1;       // the share of each link's bandwidth the copies were planned at
 };
 
 // One weight transfer of an offload schedule.

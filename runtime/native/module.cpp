@@ -49,6 +49,7 @@ struct JointPlan {
   // With offloaded values: each node's estimated seconds by name, for placing the copies in on the
   // backward graph torch builds (its order is not the planner's).
   std::map<std::string, double> nodeSeconds;
+  double offloadLinkShare = 1;  // the share of the link's bandwidth the copies were planned at
   bool budgetMet = true;              // false: no plan found fits the memory asked for
   std::vector<std::string> warnings;  // lines the loader skipped; passes' "!" diff lines
 };
@@ -97,6 +98,7 @@ JointPlan fromBundle(const plan::PlanBundle& bundle, const ir::Graph& graph, con
   out.fingerprint = bundle.fingerprint;
   out.bundleJson = plan::planToJson(bundle);
   if (state.activationOffload) {
+    out.offloadLinkShare = state.activationOffload->linkShare;
     auto nameOf = [&](ir::NodeId id) { return id == ir::kNoNode ? std::string() : std::string(graph.name(id)); };
     for (const plan::OffloadedActivation& t : state.activationOffload->tensors) {
       out.offloaded.emplace_back(nameOf(t.node), nameOf(t.waitAfter), nameOf(t.reloadAfter), nameOf(t.firstUse), t.bytes);
@@ -153,13 +155,14 @@ JointPlan bindPlan(const std::string& fxText, const std::string& graphId, const 
 // passes::placeCopiesIn on executions of the given seconds, from the first: each copy's boundary, or
 // None where it cannot end by its deadline.
 std::vector<std::optional<uint32_t>> placeCopiesIn(const std::vector<double>& seconds, const std::vector<uint32_t>& deadlines,
-                                                   const std::vector<uint64_t>& bytes, const std::string& hardware) {
+                                                   const std::vector<uint64_t>& bytes, const std::string& hardware,
+                                                   double linkShare) {
   if (deadlines.size() != bytes.size()) throw Error(ErrorCode::Usage, "place_copies_in: one size per deadline expected");
   std::vector<double> start(seconds.size() + 1, 0.0);
   for (size_t i = 0; i < seconds.size(); ++i) start[i + 1] = start[i] + seconds[i];
   std::vector<std::optional<uint32_t>> boundaries;
   for (const std::optional<passes::CopyIn>& copy :
-       passes::placeCopiesIn(start, 0, deadlines, bytes, hw::resolveHwProfile(hardware).h2dBandwidth)) {
+       passes::placeCopiesIn(start, 0, deadlines, bytes, hw::resolveHwProfile(hardware).h2dBandwidth * linkShare)) {
     boundaries.push_back(copy ? std::optional<uint32_t>(copy->boundary) : std::nullopt);
   }
   return boundaries;
@@ -186,6 +189,7 @@ NB_MODULE(_native, m) {
       .def_ro("recomputed", &JointPlan::recomputed)
       .def_ro("offloaded", &JointPlan::offloaded)
       .def_ro("node_seconds", &JointPlan::nodeSeconds)
+      .def_ro("offload_link_share", &JointPlan::offloadLinkShare)
       .def_ro("policy", &JointPlan::policy)
       .def_ro("fingerprint", &JointPlan::fingerprint)
       .def_ro("bundle_json", &JointPlan::bundleJson)
@@ -202,6 +206,7 @@ NB_MODULE(_native, m) {
         nb::call_guard<nb::gil_scoped_release>(),
         "Applies a plan bundle to the graph it was made for; refuses another graph's plan.");
   m.def("place_copies_in", &placeCopiesIn, nb::arg("seconds"), nb::arg("deadlines"), nb::arg("bytes"), nb::arg("hardware"),
+        nb::arg("link_share"),
         "Copies in on one serial host-to-device stream, each as late as it can end by its deadline.");
   m.def("set_op_flags", &setOpFlags, nb::arg("target"), nb::arg("compute_sensitive") = false,
         nb::arg("subgraph_boundary") = false, nb::arg("fusible") = false,

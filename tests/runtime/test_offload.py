@@ -83,7 +83,7 @@ def test_activation_offload_reaches_the_planner_from_code_and_environment(monkey
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"activation_offload": "yes"}, "activation_offload: expected True or False"),
-    ({"pipeline": "split,fusion,recompute(policy=torch,offload_min=1MiB)"}, "offload_min applies with offload=true"),
+    ({"pipeline": "split,fusion,recompute(policy=torch,offload_min=1MiB)"}, "offload_min and offload_link apply with offload=true"),
 ])
 def test_bad_offload_options_are_refused(kwargs, message):
     _, model = make_pair("gpt2")

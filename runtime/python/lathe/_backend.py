@@ -53,12 +53,7 @@ class LatheBackend:
 
         _custom_ops.push_flags()
         partitioner = LathePartitioner(self.options, on_plan=self._record, graph_id=lambda: graph_id)
-        patches = {"custom_partitioner_fn": partitioner}
-        if self.options.activation_offload:
-            # Inductor's peak-memory reordering would move each wait for a copy out to just after the
-            # copy and each copy in to just before its reader, where nothing hides them.
-            patches["reorder_for_peak_memory"] = False
-        return compile_fx(gm, list(example_inputs), config_patches=patches)
+        return compile_fx(gm, list(example_inputs), config_patches={"custom_partitioner_fn": partitioner})
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         # The planned graph's id as the run's capture names it ('0/0:lathe_joint_graph').

@@ -182,7 +182,8 @@ def apply(forward: fx.GraphModule, backward: fx.GraphModule, plan, num_fwd_outpu
             log.debug("lathe: %s is not saved as planned; it stays on the GPU", name)
             continue
         entries.append((entry, index, placeholder, min(position[u] for u in placeholder.users)))
-    boundaries = _native.place_copies_in(seconds, [e[3] for e in entries], [e[0][4] for e in entries], plan.hardware)
+    boundaries = _native.place_copies_in(seconds, [e[3] for e in entries], [e[0][4] for e in entries], plan.hardware,
+                                         plan.plan.offload_link_share)
 
     fwd_nodes = {n.name: n for n in fwd_graph.nodes}
     done: list[str] = []

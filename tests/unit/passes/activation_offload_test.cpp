@@ -157,7 +157,9 @@ TEST(ActivationOffload, OptionsAreChecked) {
   for (const std::map<std::string, std::string>& bad : std::vector<std::map<std::string, std::string>>{
            {{"policy", "torch"}, {"offload_min", "1MiB"}},
            {{"policy", "torch"}, {"offload", "maybe"}},
-           {{"policy", "torch"}, {"offload", "true"}, {"offload_min", "lots"}}}) {
+           {{"policy", "torch"}, {"offload", "true"}, {"offload_min", "lots"}},
+           {{"policy", "torch"}, {"offload", "true"}, {"offload_link", "1.5"}},
+           {{"policy", "torch"}, {"offload_link", "0.5"}}}) {
     try {
       (void)pass.run(ctx, empty, PassOptions(bad));
       ADD_FAILURE() << "accepted";
