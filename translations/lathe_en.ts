@@ -598,6 +598,29 @@
         <source>&lt;i&gt;Since the last plan: %1, %2 value(s) newly saved, %3 now recomputed.&lt;/i&gt;</source>
         <translation>&lt;i&gt;Since the last plan: %1, %2 value(s) newly saved, %3 now recomputed.&lt;/i&gt;</translation>
     </message>
+    <message>
+        <source>Offload activations to host memory</source>
+        <translation>Offload activations to host memory</translation>
+    </message>
+    <message>
+        <source>Stream weights</source>
+        <translation>Stream weights</translation>
+    </message>
+    <message>
+        <source>Saved values whose copies to pinned host memory and back hide behind compute leave the GPU between forward and backward (recompute offload=true); the budget then recomputes less.</source>
+        <translation>Saved values whose copies to pinned host memory and back hide behind compute leave the GPU between forward and backward (recompute offload=true); the budget then recomputes less.</translation>
+    </message>
+    <message>
+        <source>Keep only a share of the weights on the GPU and stream the others in just in time (offload policy heuristic). Costs step time where the copies do not hide.</source>
+        <translation>Keep only a share of the weights on the GPU and stream the others in just in time (offload policy heuristic). Costs step time where the copies do not hide.</translation>
+    </message>
+    <message numerus="yes">
+        <source>Activations: %n value(s), %1 held in host memory</source>
+        <translation>
+            <numerusform>Activations: %n value, %1 held in host memory</numerusform>
+            <numerusform>Activations: %n values, %1 held in host memory</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::CodeView</name>

@@ -589,6 +589,28 @@
         <source>&lt;i&gt;Since the last plan: %1, %2 value(s) newly saved, %3 now recomputed.&lt;/i&gt;</source>
         <translation>&lt;i&gt;与上次规划相比：%1，新保存 %2 个值，新重计算 %3 个。&lt;/i&gt;</translation>
     </message>
+    <message>
+        <source>Offload activations to host memory</source>
+        <translation>将激活卸载到主机内存</translation>
+    </message>
+    <message>
+        <source>Stream weights</source>
+        <translation>流式传输权重</translation>
+    </message>
+    <message>
+        <source>Saved values whose copies to pinned host memory and back hide behind compute leave the GPU between forward and backward (recompute offload=true); the budget then recomputes less.</source>
+        <translation>复制到锁页主机内存并取回的过程可被计算掩盖的保存值，在前向与反向之间离开 GPU（recompute offload=true）；预算因此需要更少的重计算。</translation>
+    </message>
+    <message>
+        <source>Keep only a share of the weights on the GPU and stream the others in just in time (offload policy heuristic). Costs step time where the copies do not hide.</source>
+        <translation>只在 GPU 上常驻一部分权重，其余按需及时传入（offload policy heuristic）。传输无法被掩盖时会增加步时间。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Activations: %n value(s), %1 held in host memory</source>
+        <translation>
+            <numerusform>激活：%n 个值，%1 保存在主机内存中</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::CodeView</name>

@@ -1,5 +1,6 @@
 #include "views/budget_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -53,6 +54,8 @@ BudgetPanel::BudgetPanel(PlanSession* session, QWidget* parent)
       budgetSlider_(new QSlider(Qt::Horizontal, this)),
       budgetSpin_(new QSpinBox(this)),
       range_(new QLabel(this)),
+      offloadActivations_(new QCheckBox(tr("Offload activations to host memory"), this)),
+      streamWeights_(new QCheckBox(tr("Stream weights"), this)),
       residentSlider_(new QSlider(Qt::Horizontal, this)),
       residentValue_(new QLabel(this)),
       hardware_(new QComboBox(this)),
@@ -62,6 +65,14 @@ BudgetPanel::BudgetPanel(PlanSession* session, QWidget* parent)
   budgetSlider_->setObjectName(QStringLiteral("budgetSlider"));
   budgetSpin_->setObjectName(QStringLiteral("budgetSpin"));
   residentSlider_->setObjectName(QStringLiteral("residentSlider"));
+  offloadActivations_->setObjectName(QStringLiteral("offloadActivations"));
+  streamWeights_->setObjectName(QStringLiteral("streamWeights"));
+  offloadActivations_->setToolTip(
+      tr("Saved values whose copies to pinned host memory and back hide behind compute leave the GPU "
+         "between forward and backward (recompute offload=true); the budget then recomputes less."));
+  streamWeights_->setToolTip(
+      tr("Keep only a share of the weights on the GPU and stream the others in just in time "
+         "(offload policy heuristic). Costs step time where the copies do not hide."));
   hardware_->setObjectName(QStringLiteral("targetGpu"));
   outcome_->setObjectName(QStringLiteral("budgetOutcome"));
 
@@ -97,6 +108,8 @@ BudgetPanel::BudgetPanel(PlanSession* session, QWidget* parent)
   budgetRow->addWidget(budgetSpin_);
   form->addRow(tr("Memory budget"), budgetRow);
   form->addRow(QString(), range_);
+  form->addRow(QString(), offloadActivations_);
+  form->addRow(QString(), streamWeights_);
   auto* residentRow = new QHBoxLayout;
   residentRow->addWidget(residentSlider_, 1);
   residentRow->addWidget(residentValue_);
@@ -124,6 +137,11 @@ BudgetPanel::BudgetPanel(PlanSession* session, QWidget* parent)
     scheduleReplan();
   });
   residentValue_->setText(tr("%1 %").arg(residentSlider_->value()));
+  connect(offloadActivations_, &QCheckBox::toggled, this, &BudgetPanel::scheduleReplan);
+  connect(streamWeights_, &QCheckBox::toggled, this, [this](bool on) {
+    residentSlider_->setEnabled(on && session_->hasGraph());
+    scheduleReplan();
+  });
   connect(hardware_, &QComboBox::activated, this, &BudgetPanel::onHardwarePicked);
   connect(session_, &PlanSession::hardwareChanged, this, &BudgetPanel::showHardware);
   connect(coalesce_, &QTimer::timeout, this, &BudgetPanel::replan);
@@ -143,7 +161,22 @@ uint64_t BudgetPanel::budgetBytes() const {
   return static_cast<uint64_t>(budgetSpin_->value()) * kMiB;
 }
 
+void BudgetPanel::setStreamWeights(bool on) {
+  streamWeights_->setChecked(on);
+  scheduleReplan();
+}
+
+bool BudgetPanel::streamWeights() const { return streamWeights_->isChecked(); }
+
+void BudgetPanel::setOffloadActivations(bool on) {
+  offloadActivations_->setChecked(on);
+  scheduleReplan();
+}
+
+bool BudgetPanel::offloadActivations() const { return offloadActivations_->isChecked() && session_->jointGraph(); }
+
 void BudgetPanel::setResidentRatio(double ratio) {
+  streamWeights_->setChecked(true);
   residentSlider_->setValue(static_cast<int>(std::lround(std::clamp(ratio, 0.0, 1.0) * 100)));
 }
 
@@ -187,7 +220,9 @@ void BudgetPanel::onGraphChanged() {
   const bool joint = session_->jointGraph();
   budgetSlider_->setEnabled(false);
   budgetSpin_->setEnabled(false);
-  residentSlider_->setEnabled(session_->hasGraph());
+  residentSlider_->setEnabled(session_->hasGraph() && streamWeights_->isChecked());
+  streamWeights_->setEnabled(session_->hasGraph());
+  offloadActivations_->setEnabled(joint);
   hardware_->setEnabled(session_->hasGraph());
   outcome_->clear();
   if (!session_->hasGraph()) {
@@ -239,7 +274,8 @@ void BudgetPanel::scheduleReplan() {
 }
 
 void BudgetPanel::replan() {
-  session_->runBudget({budgetBytes(), residentRatio()});
+  session_->runBudget({budgetBytes(), streamWeights() ? std::optional<double>(residentRatio()) : std::nullopt,
+                       offloadActivations()});
 }
 
 void BudgetPanel::onPlanFinished(bool ok, const QString& error) {
@@ -259,6 +295,10 @@ void BudgetPanel::onPlanFinished(bool ok, const QString& error) {
                  .arg(formatSeconds(statOf(*recompute, "recompute_seconds", 0)),
                       toQString(recompute->step.options.string("policy", "torch")),
                       formatBytes(static_cast<uint64_t>(statOf(*recompute, "saved_bytes", 0))));
+  }
+  if (const auto& activations = run->run.finalState().activationOffload) {
+    lines << tr("Activations: %n value(s), %1 held in host memory", nullptr, static_cast<int>(activations->tensors.size()))
+                 .arg(formatBytes(activations->bytes));
   }
   if (const passes::PipelineRecord* offload = run->recordOf("offload")) {
     lines << tr("Offload: %1 streamed per step, stalls %2")

@@ -1,5 +1,6 @@
 // The "Budget" dock: the memory budget (whole MiB; the slider spans the graph's least reachable peak to
-// its peak without recompute), the share of weights kept resident, and the target GPU. Moving a
+// its peak without recompute), activation offload, weight streaming with the share of weights kept
+// resident (off until asked for), and the target GPU. Moving a
 // control re-plans in the background: moves are coalesced, the run in flight is cancelled, the
 // GUI never waits. The outcome (peak, recompute time, step estimate, whether the budget is met)
 // is shown when the plan comes back.
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QSlider;
@@ -32,9 +34,15 @@ class BudgetPanel : public QWidget {
   // Sets the budget as if the user had moved to it (re-plans).
   void setBudgetBytes(uint64_t bytes);
   [[nodiscard]] uint64_t budgetBytes() const;
-  // 0..1, as if the user had moved the slider (re-plans).
+  // 0..1, as if the user had turned weight streaming on and moved the slider (re-plans).
   void setResidentRatio(double ratio);
   [[nodiscard]] double residentRatio() const;
+  // Weight streaming (offload) on or off, as if toggled (re-plans).
+  void setStreamWeights(bool on);
+  [[nodiscard]] bool streamWeights() const;
+  // Activation offload on or off, as if toggled (re-plans; training graphs only).
+  void setOffloadActivations(bool on);
+  [[nodiscard]] bool offloadActivations() const;
   // A built-in hardware id ("h100") or a lathe.hw/1 JSON file, as if picked (re-plans). The combo
   // follows the session's target however it was set (an opened plan sets it without re-planning).
   void setHardware(const QString& idOrPath);
@@ -56,6 +64,8 @@ class BudgetPanel : public QWidget {
   QSlider* budgetSlider_;
   QSpinBox* budgetSpin_;
   QLabel* range_;
+  QCheckBox* offloadActivations_;
+  QCheckBox* streamWeights_;
   QSlider* residentSlider_;
   QLabel* residentValue_;
   QComboBox* hardware_;

@@ -21,13 +21,14 @@ passes::PipelineStep recomputeStep(const BudgetRequest& request) {
   passes::PassOptions options;
   options.set("policy", "budget");
   options.set("memory", std::to_string(request.budgetBytes / kMiB) + "MiB");
+  if (request.activationOffload) options.set("offload", "true");
   return {"recompute", std::move(options)};
 }
 
 passes::PipelineStep offloadStep(const BudgetRequest& request) {
   passes::PassOptions options;
   options.set("policy", "heuristic");
-  options.set("resident", formatRatio(request.residentRatio));
+  options.set("resident", formatRatio(request.residentRatio.value_or(1.0)));
   return {"offload", std::move(options)};
 }
 
@@ -36,7 +37,7 @@ passes::PipelineStep offloadStep(const BudgetRequest& request) {
 std::string budgetPipeline(const BudgetRequest& request, bool withRecompute, bool withOffload) {
   std::vector<passes::PipelineStep> steps{{"split", {}}, {"fusion", {}}};
   if (withRecompute) steps.push_back(recomputeStep(request));
-  if (withOffload) steps.push_back(offloadStep(request));
+  if (withOffload && request.residentRatio) steps.push_back(offloadStep(request));
   return passes::formatPipeline(steps);
 }
 
@@ -66,11 +67,13 @@ passes::PipelineRun runBudgetPipeline(const PlanBasis& basis, const passes::Budg
     // The budget as the pipeline text states it (whole MiB), as the recompute pass would read it.
     passes::PipelineStep step = recomputeStep(request);
     const uint64_t budget = step.options.bytes("memory", 0);
+    const passes::ActivationOffloadOptions activationOffload;
     passes::appendStep(run, std::move(step), [&](const plan::PlanState& before) {
-      return passes::budgetRecompute(context, basis.joint, *frontier, budget, before);
+      return passes::budgetRecompute(context, basis.joint, *frontier, budget, before,
+                                     request.activationOffload ? &activationOffload : nullptr);
     });
   }
-  if (!run.finalState().units.empty()) {
+  if (request.residentRatio && !run.finalState().units.empty()) {
     progress.checkCancelled();
     passes::PipelineStep offload = offloadStep(request);
     const passes::Pass& pass = passes::findPass(offload.pass);

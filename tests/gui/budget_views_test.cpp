@@ -6,6 +6,7 @@
 #include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QDir>
 #include <QLabel>
 #include <QSignalSpy>
@@ -85,6 +86,7 @@ class BudgetViewsTest : public QObject {
   void movingTheBudgetReplans();
   void budgetPlanMatchesTheRecomputePass();
   void infeasibleBudgetIsReported();
+  void offloadEntersThePlanOnlyWhenAsked();
   void targetGpuChangesTheEstimate();
   void ganttDrawsTheSimulatedStreams();
   void paretoClickSetsTheBudget();
@@ -119,7 +121,7 @@ void BudgetViewsTest::movingTheBudgetReplans() {
   QVERIFY(generous);
   QVERIFY(generous->budgetMet());
   QVERIFY(generous->pipeline.startsWith(QStringLiteral("split,fusion,recompute(memory=")));
-  QVERIFY(generous->pipeline.contains(QStringLiteral("offload(policy=heuristic,resident=0.30)")));
+  QVERIFY(!generous->pipeline.contains(QStringLiteral("offload")));  // only when asked for
   const uint64_t highPeak = generous->planned.back().timeline.peakBytes;
   QVERIFY(highPeak <= high);
   QCOMPARE(timeline->plottedBudgetBytes(), static_cast<double>(high));
@@ -192,6 +194,58 @@ void BudgetViewsTest::budgetPlanMatchesTheRecomputePass() {
     QCOMPARE(a.recomputed, b.recomputed);
     QCOMPARE(a.savedReasons, b.savedReasons);
   }
+}
+
+void BudgetViewsTest::offloadEntersThePlanOnlyWhenAsked() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QVERIFY(openWithFrontier(window, sample("captures/mixtral_2l_train.log.gz")));
+  PlanSession* session = window.planSession();
+  lathe::views::BudgetPanel* panel = window.budgetPanel();
+  auto* streamWeights = panel->findChild<QCheckBox*>(QStringLiteral("streamWeights"));
+  auto* offloadActivations = panel->findChild<QCheckBox*>(QStringLiteral("offloadActivations"));
+  QVERIFY(streamWeights && offloadActivations);
+  QVERIFY(!streamWeights->isChecked() && !offloadActivations->isChecked());
+  QVERIFY(offloadActivations->isEnabled());  // a training graph
+  QVERIFY(!panel->findChild<QSlider*>(QStringLiteral("residentSlider"))->isEnabled());
+  auto runWith = [&](const QString& fragment, bool present) -> const PlanRun* {
+    const bool done = waitUntil([&] {
+      const auto& run = session->planRun();
+      return run && run->budget && !session->busy() && session->currentStep() == run->stepCount() - 1 &&
+             run->pipeline.contains(fragment) == present;
+    });
+    return done ? session->planRun().get() : nullptr;
+  };
+
+  // Moving the budget plans recompute only.
+  const uint64_t budget = session->frontier()->noRecomputePeak() / kMiB * kMiB;
+  panel->setBudgetBytes(budget);
+  const PlanRun* plain = waitForBudgetRun(session, budget);
+  QVERIFY(plain);
+  QVERIFY(!plain->pipeline.contains(QStringLiteral("offload")));
+  QVERIFY(!plain->run.finalState().offload && !plain->run.finalState().activationOffload);
+  const uint64_t plainPeak = plain->planned.back().timeline.peakBytes;
+
+  // Activation offload: the same budget, saved values in host memory, a peak no higher.
+  panel->setOffloadActivations(true);
+  const PlanRun* activations = runWith(QStringLiteral("offload=true"), true);
+  QVERIFY(activations);
+  QVERIFY(!activations->pipeline.contains(QStringLiteral("offload(policy")));
+  const auto& decision = activations->run.finalState().activationOffload;
+  QVERIFY(decision && !decision->tensors.empty());
+  QVERIFY(activations->planned.back().timeline.peakBytes <= plainPeak);
+  QVERIFY(panel->outcomeLabel()->text().contains(QStringLiteral("held in host memory")));
+
+  // Weight streaming only when switched on, with the resident share.
+  panel->setOffloadActivations(false);
+  panel->setStreamWeights(true);
+  const PlanRun* streamed = runWith(QStringLiteral("offload(policy=heuristic,resident=0.30)"), true);
+  QVERIFY(streamed);
+  QVERIFY(!streamed->pipeline.contains(QStringLiteral("offload=true")));
+  QVERIFY(streamed->run.finalState().offload.has_value());
+  QVERIFY(panel->findChild<QSlider*>(QStringLiteral("residentSlider"))->isEnabled());
+  panel->setStreamWeights(false);
+  QVERIFY(runWith(QStringLiteral("offload"), false));
 }
 
 void BudgetViewsTest::infeasibleBudgetIsReported() {
