@@ -100,6 +100,7 @@ plan::ActivationOffloadDecision planActivationOffload(const PassContext& context
   std::vector<Candidate> pool = candidates;
   for (int round = 0; round < kPlacementRounds; ++round) {
     chosen.clear();
+    decision.tensors.clear();
     std::vector<Candidate> kept;
     double outFree = 0;
     for (const Candidate& c : pool) {
@@ -149,7 +150,6 @@ plan::ActivationOffloadDecision planActivationOffload(const PassContext& context
       }
     }
     if (stable) break;
-    if (round + 1 < kPlacementRounds) decision.tensors.clear();
   }
   for (const plan::OffloadedActivation& a : decision.tensors) {
     decision.bytes += a.bytes;

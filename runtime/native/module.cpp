@@ -43,9 +43,9 @@ struct JointPlan {
   std::string bundleJson;  // lathe.plan/1
   uint64_t peakBytes = 0;
   double stepSeconds = 0;
-  // Saved values the runtime copies to host memory and back: (name, wait after, reload after ("":
-  // the backward's start), first backward use, bytes), in order of their copy out.
-  std::vector<std::tuple<std::string, std::string, std::string, std::string, uint64_t>> offloaded;
+  // Saved values the runtime copies to host memory and back: (name, wait after, bytes), in order of
+  // their copy out. The copies in are placed on torch's backward (place_copies_in), not by name.
+  std::vector<std::tuple<std::string, std::string, uint64_t>> offloaded;
   // With offloaded values: each node's estimated seconds by name, for placing the copies in on the
   // backward graph torch builds (its order is not the planner's).
   std::map<std::string, double> nodeSeconds;
@@ -85,6 +85,12 @@ std::vector<std::string> warningsOf(const Diagnostics& diagnostics) {
   return lines;
 }
 
+std::map<std::string, double> secondsByName(const ir::Graph& graph, const std::vector<double>& seconds) {
+  std::map<std::string, double> byName;
+  for (ir::NodeId id = 0; id < graph.size(); ++id) byName.emplace(graph.name(id), seconds[id]);
+  return byName;
+}
+
 JointPlan fromBundle(const plan::PlanBundle& bundle, const ir::Graph& graph, const plan::PlanState& state,
                      Diagnostics& diagnostics) {
   if (!state.recompute) {
@@ -101,7 +107,7 @@ JointPlan fromBundle(const plan::PlanBundle& bundle, const ir::Graph& graph, con
     out.offloadLinkShare = state.activationOffload->linkShare;
     auto nameOf = [&](ir::NodeId id) { return id == ir::kNoNode ? std::string() : std::string(graph.name(id)); };
     for (const plan::OffloadedActivation& t : state.activationOffload->tensors) {
-      out.offloaded.emplace_back(nameOf(t.node), nameOf(t.waitAfter), nameOf(t.reloadAfter), nameOf(t.firstUse), t.bytes);
+      out.offloaded.emplace_back(nameOf(t.node), nameOf(t.waitAfter), t.bytes);
     }
   }
   out.peakBytes = bundle.timeline.peakBytes;
@@ -123,9 +129,7 @@ JointPlan planJoint(const std::string& fxText, const std::string& graphId, const
   const passes::PipelineRun run = passes::runPipeline(context, passes::parsePipeline(pipeline));
   const plan::PlanBundle bundle = passes::buildPlanBundle(context, run, "<runtime>", graphId);
   JointPlan out = fromBundle(bundle, *graph, bundle.state, diagnostics);
-  if (!out.offloaded.empty()) {
-    for (ir::NodeId id = 0; id < graph->size(); ++id) out.nodeSeconds.emplace(graph->name(id), target.nodeSeconds()[id]);
-  }
+  if (!out.offloaded.empty()) out.nodeSeconds = secondsByName(*graph, target.nodeSeconds());
   for (const passes::PipelineRecord& record : run.history) {
     for (const passes::PassStat& stat : record.result.stats) {
       if (stat.name == "budget_met") out.budgetMet = stat.value != 0;
@@ -145,10 +149,7 @@ JointPlan bindPlan(const std::string& fxText, const std::string& graphId, const 
   const plan::PlanBundle bundle = plan::readPlan(planPath);
   const plan::BoundPlan bound = plan::bind(bundle, *graph, planPath);
   JointPlan out = fromBundle(bundle, *graph, bound.state, diagnostics);
-  if (!out.offloaded.empty()) {
-    const std::vector<double> seconds = analysis::nodeSeconds(*graph, bundle.hardware);
-    for (ir::NodeId id = 0; id < graph->size(); ++id) out.nodeSeconds.emplace(graph->name(id), seconds[id]);
-  }
+  if (!out.offloaded.empty()) out.nodeSeconds = secondsByName(*graph, analysis::nodeSeconds(*graph, bundle.hardware));
   return out;
 }
 

@@ -153,8 +153,8 @@ def _set_meta(node: fx.Node, value: torch.Tensor) -> None:
 
 
 def apply(forward: fx.GraphModule, backward: fx.GraphModule, plan, num_fwd_outputs: int) -> list[str]:
-    """Inserts the offload ops for the planner's (name, wait after, reload after, first use, bytes)
-    entries of `plan` (a GraphPlan); returns the names offloaded.
+    """Inserts the offload ops for the planner's (name, wait after, bytes) entries of `plan` (a
+    GraphPlan); returns the names offloaded.
 
     Torch builds the backward in its own order (the autograd engine's), not the planner's: the copies
     in are placed again on that order, with the planner's node times and serial-stream rule
@@ -182,7 +182,7 @@ def apply(forward: fx.GraphModule, backward: fx.GraphModule, plan, num_fwd_outpu
             log.debug("lathe: %s is not saved as planned; it stays on the GPU", name)
             continue
         entries.append((entry, index, placeholder, min(position[u] for u in placeholder.users)))
-    boundaries = _native.place_copies_in(seconds, [e[3] for e in entries], [e[0][4] for e in entries], plan.hardware,
+    boundaries = _native.place_copies_in(seconds, [e[3] for e in entries], [e[0][2] for e in entries], plan.hardware,
                                          plan.plan.offload_link_share)
 
     fwd_nodes = {n.name: n for n in fwd_graph.nodes}
@@ -194,6 +194,7 @@ def apply(forward: fx.GraphModule, backward: fx.GraphModule, plan, num_fwd_outpu
             continue
         value = outputs[index]
         device = value.meta["val"].device
+        # Afresh per value: an earlier value's wait may read this one (its order anchor).
         fwd_order = {n: i for i, n in enumerate(fwd_graph.nodes)}
         # Forward (the planner's order): the copy out after the last reader, the wait after the
         # planned node, never before the copy.
