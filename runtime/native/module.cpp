@@ -21,6 +21,7 @@
 #include "ir/op_info.h"
 #include "analysis/cost_model.h"
 #include "passes/activation_offload.h"
+#include "passes/offload.h"
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
 #include "passes/plan_target.h"
@@ -169,6 +170,62 @@ std::vector<std::optional<uint32_t>> placeCopiesIn(const std::vector<double>& se
   return boundaries;
 }
 
+// passes::planOffload on the runtime's layer units: segments in execution order (their seconds and
+// the units each reads), each unit's bytes, the link measured or from a profile. Returns the
+// decision as a dict: resident per unit, prefetches in copy order, the simulated step.
+nb::dict planWeightOffload(const std::vector<double>& segmentSeconds, const std::vector<std::vector<int32_t>>& segmentUnits,
+                           const std::vector<uint64_t>& unitBytes, const std::vector<std::string>& unitNames,
+                           double h2dBandwidth, double launchLatency, uint64_t budgetBytes, bool repeated,
+                           const std::string& policy, std::optional<double> residentFraction) {
+  if (segmentSeconds.size() != segmentUnits.size())
+    throw Error(ErrorCode::Usage, "plan_weight_offload: one list of units per segment expected");
+  passes::OffloadProblem problem;
+  for (size_t i = 0; i < segmentSeconds.size(); ++i) {
+    for (int32_t unit : segmentUnits[i]) {
+      if (unit < 0 || static_cast<size_t>(unit) >= unitBytes.size())
+        throw Error(ErrorCode::Usage, "plan_weight_offload: segment " + std::to_string(i) + " reads unit " + std::to_string(unit) +
+                                          " of " + std::to_string(unitBytes.size()));
+    }
+    const bool named = segmentUnits[i].size() == 1 && unitNames.size() == unitBytes.size();
+    problem.segments.push_back({named ? unitNames[segmentUnits[i][0]] : "segment " + std::to_string(i), segmentSeconds[i], segmentUnits[i]});
+  }
+  problem.unitBytes = unitBytes;
+  problem.unitNames = unitNames;
+  problem.h2dBandwidth = h2dBandwidth;
+  problem.launchLatency = launchLatency;
+  problem.budgetBytes = budgetBytes;
+  problem.repeated = repeated;
+  passes::OffloadOptions options;
+  options.residentFraction = residentFraction;
+  plan::OffloadDecision decision;
+  {
+    nb::gil_scoped_release release;
+    decision = passes::planOffload(problem, policy, options);
+  }
+  nb::list prefetches;
+  for (const plan::Prefetch& p : decision.prefetches) {
+    nb::dict entry;
+    entry["unit"] = p.unit;
+    entry["trigger"] = p.trigger;
+    entry["deadline"] = p.deadline;
+    entry["start"] = p.start;
+    entry["end"] = p.end;
+    prefetches.append(entry);
+  }
+  nb::dict out;
+  out["policy"] = decision.policy;
+  out["resident"] = decision.resident;
+  out["prefetches"] = prefetches;
+  out["step_seconds"] = decision.stepSeconds;
+  out["compute_seconds"] = decision.computeSeconds;
+  out["bubble_seconds"] = decision.bubbleSeconds;
+  out["floor_seconds"] = decision.floorSeconds;
+  out["peak_weight_bytes"] = decision.peakWeightBytes;
+  out["streamed_bytes"] = decision.streamedBytes;
+  out["budget_bytes"] = decision.budgetBytes;
+  return out;
+}
+
 void setOpFlags(const std::string& target, bool computeSensitive, bool subgraphBoundary, bool fusible) {
   ir::OpFlags flags;
   flags.computeSensitive = computeSensitive;
@@ -209,6 +266,14 @@ NB_MODULE(_native, m) {
   m.def("place_copies_in", &placeCopiesIn, nb::arg("seconds"), nb::arg("deadlines"), nb::arg("bytes"), nb::arg("hardware"),
         nb::arg("link_share"),
         "Copies in on one serial host-to-device stream, each as late as it can end by its deadline.");
+  m.def("plan_weight_offload", &planWeightOffload, nb::arg("segment_seconds"), nb::arg("segment_units"),
+        nb::arg("unit_bytes"), nb::arg("unit_names"), nb::arg("h2d_bandwidth"), nb::arg("launch_latency"),
+        nb::arg("budget_bytes"), nb::arg("repeated"), nb::arg("policy"), nb::arg("resident_fraction") = nb::none(),
+        "Weight offload (passes::planOffload): which units stay resident and when the others are copied in.");
+  m.def("hardware_link", [](const std::string& id) {
+    const hw::HwProfile profile = hw::resolveHwProfile(id);
+    return nb::make_tuple(profile.h2dBandwidth, profile.launchOverhead);
+  }, nb::arg("hardware"), "(host-to-device bytes/s, launch seconds) of a hardware profile.");
   m.def("set_op_flags", &setOpFlags, nb::arg("target"), nb::arg("compute_sensitive") = false,
         nb::arg("subgraph_boundary") = false, nb::arg("fusible") = false,
         "Sets an op's planner flags, as `lathe plan --op-flag` does.");

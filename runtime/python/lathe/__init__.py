@@ -26,8 +26,9 @@ from ._planner import GraphPlan, resolve_hardware
 from ._backend import LatheBackend, lathe_backend
 from ._custom_ops import register_custom_op
 from ._profile import backend_of
+from . import _weights
 
-__all__ = ["compile", "register_custom_op", "plans", "step", "measured_steps", "LatheError", "LatheBackend", "GraphPlan", "POLICIES",
+__all__ = ["compile", "register_custom_op", "plans", "offload_report", "step", "measured_steps", "LatheError", "LatheBackend", "GraphPlan", "POLICIES",
            "parse_bytes", "resolve_hardware"]
 
 _BACKEND_ATTR = "_lathe_backend"
@@ -45,6 +46,8 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
     rewrites: the memory rewrites to apply (default all: "linear_cross_entropy", "embedding_grad";
     False or "none" for none). activation_offload: saved values whose copies to host memory and back
     hide behind compute leave the GPU in between (with policy="budget", co-planned with recompute).
+    offload: stream the layer units' weights from pinned host memory, just in time (inference):
+    dict(resident=0.3 | memory="20GiB", policy="heuristic", units=[names]); see offload_report.
     Unset options come from LATHE_*.
     """
     if obj is None:
@@ -69,6 +72,8 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
     if isinstance(obj, torch.nn.Module):
         return _compile_module(obj, settings)
     if callable(obj):
+        if settings.offload is not None:
+            raise LatheError("lathe.compile: offload streams a module's weights; compile the module, not a function")
         backend = LatheBackend(settings)
         compiled = torch.compile(obj, backend=backend, dynamic=settings.dynamic)
         setattr(compiled, _BACKEND_ATTR, backend)
@@ -80,8 +85,22 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
 def _compile_module(module: torch.nn.Module, settings: CompileOptions) -> torch.nn.Module:
     backend = LatheBackend(settings)
     object.__setattr__(module, _BACKEND_ATTR, backend)  # not a submodule, not in state_dict
-    module.compile(backend=backend, dynamic=settings.dynamic)
+    if settings.offload is None:
+        module.compile(backend=backend, dynamic=settings.dynamic)
+        return module
+    # Streaming runs between the layer units (eager hooks), so each unit's forward is compiled on its
+    # own; the code around them runs eagerly.
+    streamer = _weights.attach(module, settings.offload, resolve_hardware(settings.hw))
+    for unit in streamer.units:
+        unit.module.forward = torch.compile(unit.module.forward, backend=backend, dynamic=settings.dynamic)
     return module
+
+
+def offload_report(model: torch.nn.Module) -> dict:
+    """What weight offload decided and measured for a model compiled with offload=: its units, the
+    resident set, the slots, the plan's predicted step and floor, the profiled compute per unit and
+    copy bandwidth (after the second call), and uses the plan did not foresee."""
+    return _weights.report(model)
 
 
 def plans(compiled: Any) -> list[GraphPlan]:

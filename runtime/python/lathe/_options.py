@@ -2,7 +2,8 @@
 
 Arguments given in code win; an option the code leaves unset is read from the environment
 (`LATHE_MEMORY`, `LATHE_POLICY`, `LATHE_HW`, `LATHE_PLAN`, `LATHE_TRACE_DIR`, `LATHE_DYNAMIC`,
-`LATHE_REWRITES`, `LATHE_ACTIVATION_OFFLOAD`),
+`LATHE_REWRITES`, `LATHE_ACTIVATION_OFFLOAD`, and `LATHE_OFFLOAD_RESIDENT` / `_MEMORY` / `_POLICY`
+for weight offload),
 so a decorated model can be steered without editing it. Every value is checked when the options
 are made, before anything is compiled.
 """
@@ -16,6 +17,7 @@ from typing import Any, Optional, Union
 
 from ._errors import LatheError
 from ._rewrites import DEFAULT_REWRITES, REWRITES, parse_rewrites
+from ._weights import OffloadSpec, make_spec
 
 POLICIES = ("torch", "heuristic", "budget", "file")
 
@@ -57,6 +59,7 @@ class CompileOptions:
     dynamic: Optional[bool] = None
     rewrites: tuple = DEFAULT_REWRITES  # memory rewrites of the captured graph (_rewrites.py)
     activation_offload: bool = False  # saved values whose copies hide behind compute wait in host memory
+    offload: Optional[OffloadSpec] = None  # layer units' weights streamed from host memory (_weights.py)
     # Pass options beyond the named ones, e.g. pipeline="split,fusion,recompute(policy=torch)".
     extra: tuple = ()
 
@@ -89,7 +92,7 @@ class CompileOptions:
             if key != "pipeline":
                 raise LatheError(
                     f"unknown option {key!r} (memory, policy, hw, plan, trace_dir, dynamic, rewrites, "
-                    "activation_offload, pipeline)")
+                    "activation_offload, offload, pipeline)")
 
     @property
     def effective_policy(self) -> str:
@@ -113,7 +116,8 @@ def _env_flag(name: str) -> bool:
 
 def make_options(memory: Memory = None, policy: Optional[str] = None, hw: Optional[str] = None,
                  plan: Optional[str] = None, trace_dir: Optional[str] = None, dynamic: Optional[bool] = None,
-                 rewrites: Any = None, activation_offload: Optional[bool] = None, **extra: Any) -> CompileOptions:
+                 rewrites: Any = None, activation_offload: Optional[bool] = None, offload: Any = None,
+                 **extra: Any) -> CompileOptions:
     """The arguments given, with `LATHE_*` for those left unset."""
     if memory is None and _env("LATHE_MEMORY"):
         memory = _memory_from_text(_env("LATHE_MEMORY"))
@@ -131,6 +135,7 @@ def make_options(memory: Memory = None, policy: Optional[str] = None, hw: Option
         trace_dir=trace_dir or _env("LATHE_TRACE_DIR"),
         dynamic=dynamic,
         activation_offload=activation_offload,
+        offload=make_spec(offload),
         rewrites=parse_rewrites(_env("LATHE_REWRITES") if rewrites is None and _env("LATHE_REWRITES") else rewrites),
         extra=tuple(sorted(extra.items())),
     )
