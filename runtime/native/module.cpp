@@ -180,14 +180,10 @@ nb::dict planWeightOffload(const std::vector<double>& segmentSeconds, const std:
   if (segmentSeconds.size() != segmentUnits.size())
     throw Error(ErrorCode::Usage, "plan_weight_offload: one list of units per segment expected");
   passes::OffloadProblem problem;
-  for (size_t i = 0; i < segmentSeconds.size(); ++i) {
-    for (int32_t unit : segmentUnits[i]) {
-      if (unit < 0 || static_cast<size_t>(unit) >= unitBytes.size())
-        throw Error(ErrorCode::Usage, "plan_weight_offload: segment " + std::to_string(i) + " reads unit " + std::to_string(unit) +
-                                          " of " + std::to_string(unitBytes.size()));
-    }
-    const bool named = segmentUnits[i].size() == 1 && unitNames.size() == unitBytes.size();
-    problem.segments.push_back({named ? unitNames[segmentUnits[i][0]] : "segment " + std::to_string(i), segmentSeconds[i], segmentUnits[i]});
+  for (size_t i = 0; i < segmentSeconds.size(); ++i) {  // planOffload checks the units each segment reads
+    const std::vector<int32_t>& units = segmentUnits[i];
+    const bool named = units.size() == 1 && units[0] >= 0 && static_cast<size_t>(units[0]) < unitNames.size();
+    problem.segments.push_back({named ? unitNames[units[0]] : "segment " + std::to_string(i), segmentSeconds[i], units});
   }
   problem.unitBytes = unitBytes;
   problem.unitNames = unitNames;
@@ -287,4 +283,6 @@ NB_MODULE(_native, m) {
   m.def("hardware_memory", [](const std::string& id) { return hw::resolveHwProfile(id).hbmCapacity; }, nb::arg("hardware"),
         "Device memory of a hardware profile, in bytes.");
   m.attr("default_hardware") = std::string(passes::kDefaultHardware);
+  std::vector<std::string> offloadPolicies(std::begin(passes::kOffloadPolicies), std::end(passes::kOffloadPolicies));
+  m.attr("offload_policies") = nb::cast(offloadPolicies);
 }

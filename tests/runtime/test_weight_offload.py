@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import lathe
-from lathe import _weights
+from lathe import _options, _weights
 
 UNITS = 6
 WIDTH = 64
@@ -134,10 +134,10 @@ def check_schedule(streamer, device):
         assert not overwritten, f"slot of unit {unit} overwritten while in use"
 
 
-@pytest.mark.parametrize("policy", _weights.POLICIES)
+@pytest.mark.parametrize("policy", _options.OFFLOAD_POLICIES)
 @pytest.mark.parametrize("budget", [dict(resident=0.0), dict(resident=0.3), dict(memory=3 * UNIT_BYTES + 4096)])
 def test_streamed_model_computes_what_the_resident_one_does(policy, budget):
-    reference, model, device, streamer = streamed(_weights.OffloadSpec(policy=policy, **budget))
+    reference, model, device, streamer = streamed(_options.OffloadSpec(policy=policy, **budget))
     x = torch.randn(5, 8)
     with torch.no_grad():
         for _ in range(5):
@@ -154,7 +154,7 @@ def test_streamed_model_computes_what_the_resident_one_does(policy, budget):
 def test_profiled_step_replans_with_measured_compute_and_bandwidth():
     seconds = [1e-3, 2e-3, 0.5e-3, 1.5e-3, 1e-3, 2e-3]
     bandwidth = UNIT_BYTES / 1.2e-3
-    _, model, device, streamer = streamed(_weights.OffloadSpec(policy="heuristic", resident=0.0),
+    _, model, device, streamer = streamed(_options.OffloadSpec(policy="heuristic", resident=0.0),
                                           unit_seconds=seconds, bandwidth=bandwidth)
     x = torch.randn(2, 8)
     ends = []
@@ -173,7 +173,7 @@ def test_profiled_step_replans_with_measured_compute_and_bandwidth():
 
 def test_copies_for_the_next_step_start_in_this_one():
     # A slow link: the first unit's copy must overlap the previous step's tail to stay hidden.
-    _, model, device, streamer = streamed(_weights.OffloadSpec(policy="heuristic", resident=0.0),
+    _, model, device, streamer = streamed(_options.OffloadSpec(policy="heuristic", resident=0.0),
                                           bandwidth=UNIT_BYTES / 1.4e-3)
     x = torch.randn(2, 8)
     with torch.no_grad():
@@ -190,7 +190,7 @@ def test_copies_for_the_next_step_start_in_this_one():
 
 def test_uses_out_of_plan_order_load_on_demand_and_stay_correct():
     # Two slots and compute far longer than a copy: a copy into a slot would run ahead of its last reader.
-    reference, model, device, streamer = streamed(_weights.OffloadSpec(policy="base", memory=2 * UNIT_BYTES + 4096),
+    reference, model, device, streamer = streamed(_options.OffloadSpec(policy="base", memory=2 * UNIT_BYTES + 4096),
                                                   unit_seconds=(10e-3,) * UNITS)
     x = torch.randn(3, 8)
     with torch.no_grad():
@@ -207,17 +207,17 @@ def test_uses_out_of_plan_order_load_on_demand_and_stay_correct():
 
 def test_bad_input_is_refused_with_a_clear_error():
     with pytest.raises(lathe.LatheError, match="unknown policy"):
-        _weights.make_spec(dict(policy="fastest"))
+        _options.make_offload_spec(dict(policy="fastest"))
     with pytest.raises(lathe.LatheError, match="unknown option 'lookahead'"):
-        _weights.make_spec(dict(lookahead=2))
+        _options.make_offload_spec(dict(lookahead=2))
     with pytest.raises(lathe.LatheError, match="resident"):
-        _weights.make_spec(dict(resident=1.5))
+        _options.make_offload_spec(dict(resident=1.5))
     with pytest.raises(lathe.LatheError, match="no submodule 'blocks.0'"):
-        streamed(_weights.OffloadSpec(units=("blocks.0",)))
+        streamed(_options.OffloadSpec(units=("blocks.0",)))
     # A budget below one unit plus what is always resident cannot run a step: said before any step.
     with pytest.raises(lathe.LatheError, match="offload"):
-        streamed(_weights.OffloadSpec(memory=UNIT_BYTES // 2))
-    _, model, _, _ = streamed(_weights.OffloadSpec(resident=0.0))
+        streamed(_options.OffloadSpec(memory=UNIT_BYTES // 2))
+    _, model, _, _ = streamed(_options.OffloadSpec(resident=0.0))
     with pytest.raises(lathe.LatheError, match="inference"):
         model(torch.randn(2, 8))  # gradients through streamed weights
     with pytest.raises(lathe.LatheError, match="cast or move it before"):
@@ -230,12 +230,12 @@ def test_bad_input_is_refused_with_a_clear_error():
 def test_environment_sets_what_code_leaves_unset(monkeypatch):
     monkeypatch.setenv("LATHE_OFFLOAD_MEMORY", "2GiB")
     monkeypatch.setenv("LATHE_OFFLOAD_POLICY", "optimal")
-    spec = _weights.make_spec(None)
-    assert spec == _weights.OffloadSpec(memory=2 << 30, policy="optimal")
-    assert _weights.make_spec(dict(policy="base")).policy == "base"
+    spec = _options.make_offload_spec(None)
+    assert spec == _options.OffloadSpec(memory=2 << 30, policy="optimal")
+    assert _options.make_offload_spec(dict(policy="base")).policy == "base"
     monkeypatch.setenv("LATHE_OFFLOAD_RESIDENT", "half")
     with pytest.raises(lathe.LatheError, match="LATHE_OFFLOAD_RESIDENT"):
-        _weights.make_spec(None)
+        _options.make_offload_spec(None)
 
 
 def test_units_are_the_repeated_layers():

@@ -27,9 +27,11 @@ import torch
 import lathe  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "runtime"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from bench import Stack  # noqa: E402  the training bench's layers
+from hw_probe import median_seconds  # noqa: E402
 
-from lathe import _weights  # noqa: E402
+from lathe import _options, _weights  # noqa: E402
 
 GB = 1e9
 
@@ -41,15 +43,7 @@ def env_list(name, default, kind=str):
 def h2d_bandwidth(nbytes=1 << 30):
     host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
     device = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
-    times = []
-    for _ in range(4):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        device.copy_(host, non_blocking=True)
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return nbytes / statistics.median(times[1:])
+    return nbytes / median_seconds(lambda: device.copy_(host, non_blocking=True), repeats=3, warmup=1)
 
 
 def timed_steps(model, x, steps, warmup=3):
@@ -131,7 +125,7 @@ def main():
         for resident in residents:
             for policy in policies:
                 model = copy.deepcopy(master)
-                streamer = _weights.attach(model, _weights.OffloadSpec(resident=resident, policy=policy), "h200")
+                streamer = _weights.attach(model, _options.OffloadSpec(resident=resident, policy=policy), "h200")
                 measured, peak, before, out = timed_steps(model, x, steps)
                 report = streamer.report()
                 link = report["measured"]["h2d_bandwidth"] if report["measured"] else bandwidth

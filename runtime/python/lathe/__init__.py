@@ -47,7 +47,8 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
     False or "none" for none). activation_offload: saved values whose copies to host memory and back
     hide behind compute leave the GPU in between (with policy="budget", co-planned with recompute).
     offload: stream the layer units' weights from pinned host memory, just in time (inference):
-    dict(resident=0.3 | memory="20GiB", policy="heuristic", units=[names]); see offload_report.
+    dict(resident=0.3 | memory="20GiB", policy="optimal" (default) | "heuristic" | ..., units=[names]);
+    see offload_report.
     Unset options come from LATHE_*.
     """
     if obj is None:

@@ -16,10 +16,11 @@ import re
 from typing import Any, Optional, Union
 
 from ._errors import LatheError
+from ._native import offload_policies
 from ._rewrites import DEFAULT_REWRITES, REWRITES, parse_rewrites
-from ._weights import OffloadSpec, make_spec
 
 POLICIES = ("torch", "heuristic", "budget", "file")
+OFFLOAD_POLICIES = tuple(offload_policies)  # the weight-offload planner's (passes/offload.h)
 
 _UNITS = {
     "": 1, "b": 1,
@@ -47,6 +48,62 @@ def _memory_from_text(text: str) -> Memory:
     except ValueError:
         return text
     return fraction if 0 < fraction <= 1 and "." in text else text
+
+
+@dataclasses.dataclass(frozen=True)
+class OffloadSpec:
+    """`offload=dict(...)`: resident fraction of the units' bytes, a GPU weight budget, a policy, and
+    optionally the unit modules by qualified name."""
+
+    resident: Optional[float] = None
+    memory: Optional[int] = None  # bytes for weights: resident units + streaming slots + the rest
+    policy: str = "optimal"  # the policy that ran within 1% of the floor at every H200 point (docs/benchmarks.md)
+    units: Optional[tuple] = None
+
+    def __post_init__(self) -> None:
+        if self.policy not in OFFLOAD_POLICIES:
+            raise LatheError(f"offload: unknown policy {self.policy!r} (one of {', '.join(OFFLOAD_POLICIES)})")
+        if self.resident is not None and not (isinstance(self.resident, (int, float)) and 0 <= self.resident <= 1):
+            raise LatheError(f"offload: resident is a fraction of the units' bytes in [0, 1], got {self.resident!r}")
+        if self.memory is not None and self.memory <= 0:
+            raise LatheError(f"offload: memory {self.memory} is not a budget")
+
+
+def make_offload_spec(value: Any) -> Optional[OffloadSpec]:
+    """`offload=` as given (a dict, True, None), with LATHE_OFFLOAD_RESIDENT / _MEMORY / _POLICY for
+    what it leaves unset."""
+    env = {key: _env(f"LATHE_OFFLOAD_{key.upper()}") for key in ("resident", "memory", "policy")}
+    if value is None or value is False:
+        if not any(env.values()):
+            return None
+        value = {}
+    if value is True:
+        value = {}
+    if not isinstance(value, dict):
+        raise LatheError(f"offload: expected a dict (resident, memory, policy, units), got {value!r}")
+    unknown = sorted(set(value) - {"resident", "memory", "policy", "units"})
+    if unknown:
+        raise LatheError(f"offload: unknown option {unknown[0]!r} (resident, memory, policy, units)")
+    resident = value.get("resident")
+    if resident is None and env["resident"]:
+        try:
+            resident = float(env["resident"])
+        except ValueError:
+            raise LatheError(f"LATHE_OFFLOAD_RESIDENT: expected a fraction, got {env['resident']!r}") from None
+    memory = value.get("memory") or env["memory"]
+    if isinstance(memory, str):
+        memory = parse_bytes(memory)
+    elif memory is not None and (isinstance(memory, bool) or not isinstance(memory, int)):
+        raise LatheError(f"offload: memory takes bytes or a size string, got {memory!r}")
+    if resident is None and memory is None:
+        resident = 0.3  # MagiCompiler's gpu_resident_weight_ratio
+    units = value.get("units")
+    if units is not None:
+        if isinstance(units, str) or not all(isinstance(name, str) for name in units):
+            raise LatheError("offload: units takes a list of submodule names")
+        units = tuple(units)
+    policy = value.get("policy") or env["policy"]
+    return OffloadSpec(resident=resident, memory=memory, units=units, **({"policy": policy} if policy else {}))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +192,7 @@ def make_options(memory: Memory = None, policy: Optional[str] = None, hw: Option
         trace_dir=trace_dir or _env("LATHE_TRACE_DIR"),
         dynamic=dynamic,
         activation_offload=activation_offload,
-        offload=make_spec(offload),
+        offload=make_offload_spec(offload),
         rewrites=parse_rewrites(_env("LATHE_REWRITES") if rewrites is None and _env("LATHE_REWRITES") else rewrites),
         extra=tuple(sorted(extra.items())),
     )

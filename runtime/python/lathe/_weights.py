@@ -24,74 +24,17 @@ been reused, so a step that records gradients through streamed weights is refuse
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any, Optional, Sequence
 
 import torch
 
+from . import _native
 from ._errors import LatheError
+from ._options import OffloadSpec
 
-POLICIES = ("base", "cost-effective", "heuristic", "optimal")
 _ALIGN = 256  # bytes: every tensor of a unit starts aligned in its flat buffer
 _STREAMER_ATTR = "_lathe_weights"
-
-
-@dataclasses.dataclass(frozen=True)
-class OffloadSpec:
-    """`offload=dict(...)`: resident fraction of the units' bytes, a GPU weight budget, a policy, and
-    optionally the unit modules by qualified name."""
-
-    resident: Optional[float] = None
-    memory: Optional[int] = None  # bytes for weights: resident units + streaming slots + the rest
-    policy: str = "optimal"  # the policy that ran within 1% of the floor at every H200 point (docs/benchmarks.md)
-    units: Optional[tuple] = None
-
-    def __post_init__(self) -> None:
-        if self.policy not in POLICIES:
-            raise LatheError(f"offload: unknown policy {self.policy!r} (one of {', '.join(POLICIES)})")
-        if self.resident is not None and not (isinstance(self.resident, (int, float)) and 0 <= self.resident <= 1):
-            raise LatheError(f"offload: resident is a fraction of the units' bytes in [0, 1], got {self.resident!r}")
-        if self.memory is not None and self.memory <= 0:
-            raise LatheError(f"offload: memory {self.memory} is not a budget")
-
-
-def make_spec(value: Any) -> Optional[OffloadSpec]:
-    """`offload=` as given (a dict, True, None), with LATHE_OFFLOAD_RESIDENT / _MEMORY / _POLICY for
-    what it leaves unset."""
-    from ._options import parse_bytes
-
-    env = {key: os.environ.get(f"LATHE_OFFLOAD_{key.upper()}") or None for key in ("resident", "memory", "policy")}
-    if value is None or value is False:
-        if not any(env.values()):
-            return None
-        value = {}
-    if value is True:
-        value = {}
-    if not isinstance(value, dict):
-        raise LatheError(f"offload: expected a dict (resident, memory, policy, units), got {value!r}")
-    unknown = sorted(set(value) - {"resident", "memory", "policy", "units"})
-    if unknown:
-        raise LatheError(f"offload: unknown option {unknown[0]!r} (resident, memory, policy, units)")
-    resident = value.get("resident")
-    if resident is None and env["resident"]:
-        try:
-            resident = float(env["resident"])
-        except ValueError:
-            raise LatheError(f"LATHE_OFFLOAD_RESIDENT: expected a fraction, got {env['resident']!r}") from None
-    memory = value.get("memory") or env["memory"]
-    if isinstance(memory, str):
-        memory = parse_bytes(memory)
-    elif memory is not None and (isinstance(memory, bool) or not isinstance(memory, int)):
-        raise LatheError(f"offload: memory takes bytes or a size string, got {memory!r}")
-    if resident is None and memory is None:
-        resident = 0.3  # MagiCompiler's gpu_resident_weight_ratio
-    units = value.get("units")
-    if units is not None:
-        if isinstance(units, str) or not all(isinstance(name, str) for name in units):
-            raise LatheError("offload: units takes a list of submodule names")
-        units = tuple(units)
-    return OffloadSpec(resident=resident, memory=memory, policy=value.get("policy") or env["policy"] or "optimal",
-                       units=units)
+_PROFILED_STEP = 2  # call 1 compiles and warms up under `base`; call 2 is timed; call 3 runs the policy
 
 
 def find_units(model: torch.nn.Module, names: Optional[Sequence[str]] = None) -> list[tuple[str, torch.nn.Module]]:
@@ -193,10 +136,7 @@ class WeightStreamer:
     """Runs a model's layer units with their weights streamed by an offload plan (module docstring)."""
 
     def __init__(self, model: torch.nn.Module, spec: OffloadSpec, device: Any, hardware: str) -> None:
-        from . import _native
-
-        self.model, self.spec, self.device = model, spec, device
-        self._native = _native
+        self.spec, self.device = spec, device
         self.h2d_bandwidth, self.launch_latency = _native.hardware_link(hardware)
         self.units: list[_Unit] = []
         unit_modules = find_units(model, spec.units)
@@ -209,21 +149,23 @@ class WeightStreamer:
         for tensor in list(model.parameters()) + list(model.buffers()):
             if id(tensor) not in owned:
                 owned.add(id(tensor))
-                if tensor.device != getattr(device, "device", tensor.device):
+                if tensor.device != device.device:
                     tensor.data = tensor.data.to(device.device)
                 self.rest_bytes += tensor.numel() * tensor.element_size()
-        self.unit_bytes = [u.nbytes for u in self.units]
         self.budget = self._budget()
         self.step_index = 0
         self.unplanned_loads = 0
         self.measured: Optional[dict] = None
-        self._slots: list[torch.Tensor] = []
         self._adopt(self._plan("base", [1e-3] * len(self.units), self.h2d_bandwidth))
         for position, (_, module) in enumerate(unit_modules):
             module.register_forward_pre_hook(lambda _m, _a, position=position: self._before(position))
             module.register_forward_hook(lambda _m, _a, _o, position=position: self._after(position))
         model.register_forward_pre_hook(lambda _m, _a: self._begin_step())
         model.register_forward_hook(lambda _m, _a, _o: self._end_step())
+
+    @property
+    def unit_bytes(self) -> list[int]:
+        return [u.nbytes for u in self.units]
 
     # -- setup ---------------------------------------------------------------------------------------------
 
@@ -256,7 +198,7 @@ class WeightStreamer:
     def _plan(self, policy: str, seconds: list[float], bandwidth: float) -> dict:
         names = [u.name for u in self.units]
         try:
-            return self._native.plan_weight_offload(
+            return _native.plan_weight_offload(
                 seconds, [[i] for i in range(len(self.units))], self.unit_bytes, names, bandwidth, self.launch_latency,
                 self.budget, True, policy, self.spec.resident)
         except LatheError as error:
@@ -281,6 +223,7 @@ class WeightStreamer:
             resident_bytes = sum(u.nbytes for u in self.units if u.resident is not None)
             count = max(1, min(-(-(plan["peak_weight_bytes"] - resident_bytes) // slot_bytes), len(streamed)))
             self._slots = [self.device.device_buffer(slot_bytes) for _ in range(count)]
+        self._slot_views: dict[tuple[int, int], list] = {}  # (unit, slot) -> the unit's tensors in the slot
         self._slot_free: list[Any] = [None] * len(self._slots)  # event after the slot's last user
         self._slot_user: list[Optional[int]] = [None] * len(self._slots)  # unit whose use is pending
         self._next_slot = 0
@@ -294,7 +237,7 @@ class WeightStreamer:
     # -- the step ------------------------------------------------------------------------------------------
 
     def _profiling(self) -> bool:
-        return self.step_index == 2
+        return self.step_index == _PROFILED_STEP
 
     def _begin_step(self) -> None:
         self.step_index += 1
@@ -307,7 +250,7 @@ class WeightStreamer:
             self._wrapped_issued = True
 
     def _end_step(self) -> None:
-        if self.step_index == 2:
+        if self._profiling():
             self._measure_and_replan()
 
     def _issue(self, unit: int, trigger: Any) -> None:
@@ -354,7 +297,10 @@ class WeightStreamer:
             load = self._loads[position]
             self.device.wait(self.device.compute, load.loaded)
             slot = self._slots[load.slot]
-            _point(info.tensors, _views(slot, info.layout))
+            key = (position, load.slot)
+            if key not in self._slot_views:  # made once per unit and slot, not on every call
+                self._slot_views[key] = _views(slot, info.layout)
+            _point(info.tensors, self._slot_views[key])
         if self._profiling():
             start = self.device.event()
             self.device.record(self.device.compute, start)
@@ -442,7 +388,7 @@ def attach(model: torch.nn.Module, spec: OffloadSpec, hardware: str, device: Any
 def _guard_moves(model: torch.nn.Module, device: Any) -> None:
     """`.cuda()` / `.to(device)` on a streamed model change nothing (its weights are where the plan
     keeps them); a cast or a move elsewhere is refused rather than silently undoing the plan."""
-    target = getattr(device, "device", torch.device("cpu"))
+    target = device.device
 
     def _apply(fn: Any, recurse: bool = True) -> torch.nn.Module:
         probe = fn(torch.zeros(1, dtype=torch.bfloat16))
