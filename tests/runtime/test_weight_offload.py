@@ -1,9 +1,11 @@
 """Weight offload at run time (lathe._weights) on a simulated device: the streamer's copies, waits and
 slots are checked on a clock per stream (no unit computes before its weights arrive, no slot is
-overwritten while a unit reads it, weight memory within the budget, copies for the next step issued
-in this one), and the streamed model computes exactly what the resident one does."""
+overwritten while a unit reads it, a unit's backward reads the slot its forward did, weight memory
+within the budget, copies for the next step issued in this one), and the streamed model computes
+exactly what the resident one does, in inference and in training (gradients on the host)."""
 
 import copy
+import gc
 import weakref
 
 import pytest
@@ -53,13 +55,15 @@ class SimulatedDevice:
 
     device = torch.device("cpu")
 
-    def __init__(self, unit_seconds, bandwidth, capacity=1 << 40):
+    def __init__(self, unit_seconds, bandwidth, capacity=1 << 40, activation_bytes=0):
         self.unit_seconds, self.bandwidth, self.capacity = unit_seconds, bandwidth, capacity
+        self.activation_bytes = activation_bytes  # held on the device while a unit computes
         self.compute, self.copy_stream = "compute", "copy"
-        self.clock = {"compute": 0.0, "copy": 0.0}
+        self.clock = {"compute": 0.0, "copy": 0.0, "copy_out": 0.0}
         self.copies = []  # (slot address, source address, start, end)
+        self.copies_out = []  # (destination address, ready, start, end)
         self.computes = []  # (unit, slot address or None, start, end)
-        self.allocated = self.peak = 0
+        self.allocated = self.peak = self.window_peak = 0
         self._open = None
 
     def host_buffer(self, nbytes):
@@ -68,6 +72,8 @@ class SimulatedDevice:
     def device_buffer(self, nbytes):
         self.allocated += nbytes
         self.peak = max(self.peak, self.allocated)
+        self.window_peak = max(self.window_peak, self.allocated)
+        assert self.allocated <= self.capacity, "out of device memory"
         buffer = torch.empty(nbytes, dtype=torch.uint8)
         weakref.finalize(buffer, self._free, nbytes)
         return buffer
@@ -91,12 +97,27 @@ class SimulatedDevice:
         self.clock["copy"] += source.numel() / self.bandwidth
         self.copies.append((destination.data_ptr(), source.data_ptr(), start, self.clock["copy"]))
 
+    def copy_out(self, destination, source, after):
+        assert after.time is not None
+        destination.copy_(source)
+        start = max(self.clock["copy_out"], after.time)
+        self.clock["copy_out"] = start + source.numel() * source.element_size() / self.bandwidth
+        self.copies_out.append((destination.data_ptr(), after.time, start, self.clock["copy_out"]))
+        done = _Event()
+        done.time = self.clock["copy_out"]
+        return done
+
+    def host_wait(self, event):
+        assert event.time is not None
+
     def begin_compute(self, unit, slot):
         self._open = (unit, None if slot is None else slot.data_ptr(), self.clock["compute"])
+        self._activations = self.device_buffer(self.activation_bytes) if self.activation_bytes else None
 
     def end_compute(self, unit):
         opened, slot, start = self._open
         assert opened == unit
+        self._activations = None
         self.clock["compute"] += self.unit_seconds[unit]
         self.computes.append((unit, slot, start, self.clock["compute"]))
 
@@ -109,6 +130,15 @@ class SimulatedDevice:
 
     def free_bytes(self):
         return self.capacity - self.allocated
+
+    def allocated_bytes(self):
+        return self.allocated
+
+    def reset_peak(self):
+        self.window_peak = self.allocated
+
+    def peak_bytes(self):
+        return self.window_peak
 
 
 def streamed(spec, unit_seconds=(1.5e-3,) * UNITS, bandwidth=UNIT_BYTES / 1e-3, **device_options):
@@ -163,7 +193,7 @@ def test_profiled_step_replans_with_measured_compute_and_bandwidth():
             model(x)
             ends.append(device.clock["compute"])
     measured = streamer.report()["measured"]
-    assert measured["unit_seconds"] == pytest.approx(seconds)
+    assert measured["segment_seconds"] == pytest.approx(seconds)
     assert measured["h2d_bandwidth"] == pytest.approx(bandwidth)
     # The planner priced the next steps with those numbers: the simulated steady step is its prediction.
     steady = ends[-1] - ends[-2]
@@ -218,8 +248,9 @@ def test_bad_input_is_refused_with_a_clear_error():
     with pytest.raises(lathe.LatheError, match="offload"):
         streamed(_options.OffloadSpec(memory=UNIT_BYTES // 2))
     _, model, _, _ = streamed(_options.OffloadSpec(resident=0.0))
-    with pytest.raises(lathe.LatheError, match="inference"):
-        model(torch.randn(2, 8))  # gradients through streamed weights
+    model.layers.requires_grad_(False)
+    with pytest.raises(lathe.LatheError, match="need none"):
+        model(torch.randn(2, 8, requires_grad=True))  # gradients through frozen streamed weights
     with pytest.raises(lathe.LatheError, match="cast or move it before"):
         model.to(torch.float64)
     assert model.cpu() is model  # a move to where the plan keeps it changes nothing
@@ -261,3 +292,140 @@ def test_lathe_compile_streams_between_compiled_units(monkeypatch):
     check_schedule(model._lathe_weights, device)
     with pytest.raises(lathe.LatheError, match="not streamed"):
         lathe.offload_report(reference)
+
+
+def check_backward_slots(device, first=0):
+    """A unit's backward computes in the slot its forward of the same step did (the tensors autograd
+    saved in the forward point there), over the training steps from compute `first` on."""
+    forward_slot = {}
+    for unit, slot, _, _ in device.computes[first:]:
+        if slot is None:
+            continue
+        if unit in forward_slot and forward_slot[unit][1] == "forward":
+            assert forward_slot[unit][0] == slot, f"unit {unit}'s backward reads another slot than its forward"
+            forward_slot[unit] = (slot, "backward")
+        else:
+            forward_slot[unit] = (slot, "forward")
+
+
+def train(model, x, steps, accumulate=1):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad(set_to_none=True)
+        for _ in range(accumulate):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+        losses.append(loss.item())
+        optimizer.step()
+    return losses
+
+
+@pytest.mark.parametrize("policy", _options.OFFLOAD_POLICIES)
+@pytest.mark.parametrize("budget", [dict(resident=0.0), dict(resident=0.5), dict(memory=3 * UNIT_BYTES + 4096),
+                                    dict(memory=4 * UNIT_BYTES + 4096)])
+def test_training_through_streamed_weights_matches_the_resident_model(policy, budget):
+    reference, model, device, streamer = streamed(_options.OffloadSpec(policy=policy, **budget))
+    x = torch.randn(5, 8)
+    assert train(model, x, 5) == train(reference, x, 5)
+    for (name, tensor), (_, expected) in zip(model.named_parameters(), reference.named_parameters()):
+        assert torch.equal(tensor, expected), name
+    report = streamer.report()
+    assert report["kind"] == "training" and report["measured"] is not None
+    assert len(report["segments"]) == 2 * UNITS
+    check_schedule(streamer, device)
+    check_backward_slots(device)
+    assert streamer.unplanned_loads == 0
+    if "memory" in budget:
+        assert device.peak <= budget["memory"]
+    # Streamed weights' gradients were copied out, a weight and a bias per streamed unit and step:
+    # every unit under the first two steps' base plan, then those the policy streams.
+    streamed_units = UNITS - len(report["resident"])
+    assert len(device.copies_out) == 2 * 2 * UNITS + 3 * 2 * streamed_units
+
+
+def test_gradients_accumulate_on_the_host_and_inference_steps_mix_in():
+    reference, model, device, streamer = streamed(_options.OffloadSpec(policy="optimal", resident=0.0))
+    x = torch.randn(3, 8)
+    assert train(model, x, 4, accumulate=2) == train(reference, x, 4, accumulate=2)
+    with torch.no_grad():  # an evaluation between training steps runs the inference plan
+        assert torch.equal(model(x), reference(x))
+    assert streamer.report()["kind"] == "inference"
+    training_again = len(device.computes)
+    assert train(model, x, 2) == train(reference, x, 2)
+    for (name, tensor), (_, expected) in zip(model.named_parameters(), reference.named_parameters()):
+        assert torch.equal(tensor.grad, expected.grad), name
+    check_schedule(streamer, device)
+    check_backward_slots(device, training_again)
+
+
+def test_a_backward_after_the_next_forward_is_refused():
+    _, model, _, _ = streamed(_options.OffloadSpec(resident=0.0))
+    x = torch.randn(2, 8)
+    stale = model(x).sum()
+    fresh = model(x).sum()
+    with pytest.raises(lathe.LatheError, match="earlier step"):
+        stale.backward()
+    fresh.backward()
+    assert all(p.grad is not None for p in model.layers.parameters())
+
+
+def test_backward_copies_return_to_their_forward_slot_with_slots_to_spare(monkeypatch):
+    # More slots than units in flight: the free slot released longest ago is not the forward's.
+    plan = _weights.WeightStreamer._plan
+
+    def roomier(self, *args):
+        decision = plan(self, *args)
+        return dict(decision, peak_weight_bytes=4 * UNIT_BYTES)
+
+    monkeypatch.setattr(_weights.WeightStreamer, "_plan", roomier)
+    reference, model, device, streamer = streamed(_options.OffloadSpec(policy="heuristic", resident=0.0))
+    x = torch.randn(4, 8)
+    assert train(model, x, 4) == train(reference, x, 4)
+    assert streamer.report()["slots"] == 4
+    check_schedule(streamer, device)
+    check_backward_slots(device)
+
+
+def test_lathe_compile_trains_through_streamed_compiled_units(monkeypatch):
+    device = SimulatedDevice([1.5e-3] * UNITS, UNIT_BYTES / 1e-3)
+    monkeypatch.setattr(_weights, "default_device", lambda: device)
+    model = Stack()
+    reference = copy.deepcopy(model)
+    lathe.compile(model, offload=dict(resident=0.3), hw="h200")
+    x = torch.randn(4, 8)
+    torch.testing.assert_close(train(model, x, 4), train(reference, x, 4))
+    for (name, tensor), (_, expected) in zip(model.named_parameters(), reference.named_parameters()):
+        torch.testing.assert_close(tensor, expected, msg=name)
+    assert lathe.offload_report(model)["kind"] == "training"
+    assert lathe.plans(model), "the units' joint graphs were planned by lathe"
+    check_schedule(model._lathe_weights, device)
+    check_backward_slots(device)
+
+
+def test_weights_leave_the_step_its_room_on_a_small_device():
+    # Room for four units, a step that holds one and a half more while a unit computes: after the
+    # profiled step the weights get what is free less that, not the whole device.
+    capacity, activations = 4 * UNIT_BYTES + 4096, 3 * UNIT_BYTES // 2
+    reference, model, device, streamer = streamed(_options.OffloadSpec(policy="optimal"), capacity=capacity,
+                                                  activation_bytes=activations)
+    x = torch.randn(2, 8)
+    with torch.no_grad():
+        for _ in range(4):
+            assert torch.equal(model(x), reference(x))
+    measured = streamer.report()["measured"]
+    assert measured["step_bytes"] == activations
+    assert streamer.report()["budget_bytes"] <= capacity - activations
+    assert device.peak <= capacity
+    check_schedule(streamer, device)
+
+
+def test_the_streamer_and_its_device_memory_go_with_the_model():
+    _, model, device, streamer = streamed(_options.OffloadSpec(policy="optimal", resident=0.5))
+    train(model, torch.randn(2, 8), 3)
+    assert device.allocated > 0
+    collected = weakref.ref(streamer)
+    del model, streamer
+    gc.collect()
+    assert collected() is None
+    assert device.allocated == 0

@@ -8,10 +8,23 @@ equals the resident model's. The layers run eagerly so every row computes with t
 
     device run, carry [".device/deps"]:  bash bench/device/offload/run.sh
 
-Environment: BENCH_SEQS (default 1024,4096,16384), BENCH_LAYERS (8), BENCH_STEPS (10 timed steps),
-BENCH_RESIDENT (0.3,0), BENCH_POLICIES (base,cost-effective,heuristic,optimal), BENCH_COMPILE_SEQS
-(4096: rows where the layers are compiled, torch.compile resident against lathe.compile(offload=...)
-at each resident fraction with the default policy; empty for none).
+Training rows: the training issue's shape (4 layers, batch 2, seq 4096), forward + loss + backward
+with grads None before each step; streamed weights' gradients land in pinned host memory. Floor:
+max(resident step, H2D bytes / H2D bandwidth, gradient bytes / D2H bandwidth); x's gradient checked
+against the resident model's.
+
+A small card: 32 GB emulated with torch.cuda.set_per_process_memory_fraction, running a stack whose
+bf16 weights are at least 1.5x that (112 layers, 48.9 GB) at seq 4096, streamed under the optimal
+policy with no budget given (the weights get the free memory less what the profiled step allocates);
+its resident time is measured on the whole card first.
+
+Environment: BENCH_SEQS (default 1024,4096,16384; empty for no inference rows), BENCH_LAYERS (8),
+BENCH_STEPS (10 timed steps), BENCH_RESIDENT (0.3,0), BENCH_POLICIES (base,cost-effective,heuristic,
+optimal), BENCH_COMPILE_SEQS (4096: rows where the layers are compiled, torch.compile resident against
+lathe.compile(offload=...) at each resident fraction with the default policy; empty for none),
+BENCH_TRAIN (optimal,heuristic: the policies of the training rows, at each resident fraction; empty
+for none), BENCH_TRAIN_COMPILE (1: training rows with the layers compiled too), BENCH_CARD_GB (32; 0
+for no small-card row), BENCH_CARD_LAYERS (112).
 """
 
 import copy
@@ -40,10 +53,20 @@ def env_list(name, default, kind=str):
     return [kind(v) for v in os.environ.get(name, default).split(",") if v]
 
 
-def h2d_bandwidth(nbytes=1 << 30):
+def link_bandwidth(nbytes=1 << 30):
+    """(H2D, D2H) bytes/s of pinned copies of 1 GiB."""
     host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
     device = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
-    return nbytes / median_seconds(lambda: device.copy_(host, non_blocking=True), repeats=3, warmup=1)
+    h2d = nbytes / median_seconds(lambda: device.copy_(host, non_blocking=True), repeats=3, warmup=1)
+    d2h = nbytes / median_seconds(lambda: host.copy_(device, non_blocking=True), repeats=3, warmup=1)
+    return h2d, d2h
+
+
+def release():
+    """Frees what the last variant held, its compiled code (which references its modules) included."""
+    torch._dynamo.reset()
+    gc.collect()
+    torch.cuda.empty_cache()
 
 
 def timed_steps(model, x, steps, warmup=3):
@@ -76,8 +99,7 @@ def compiled_rows(master, x, seq, steps, residents, bandwidth):
     rows.append(dict(seq=seq, policy="torch.compile resident", resident=1.0, step_ms=compute * 1e3,
                      floor_ms=compute * 1e3, ratio=1.0, peak_gb=(peak + before) / GB, equal=True))
     del model
-    gc.collect()
-    torch.cuda.empty_cache()
+    release()
     for resident in residents:
         model = lathe.compile(copy.deepcopy(master), offload=dict(resident=resident), hw="h200")
         measured, peak, before, out = timed_steps(model, x, steps)
@@ -93,9 +115,131 @@ def compiled_rows(master, x, seq, steps, residents, bandwidth):
         print(f"  lathe.compile r={resident} {r['step_ms']:.2f} ms  floor {r['floor_ms']:.2f}  x{r['ratio']:.3f}  "
               f"predicted {r['predicted_ms']:.2f}  equal(bf16 tol) {r['equal']}", flush=True)
         del model
-        gc.collect()
-        torch.cuda.empty_cache()
+        release()
     return rows
+
+
+def train_step(model, x):
+    model.zero_grad(set_to_none=True)
+    x.grad = None
+    loss = model(x).float().pow(2).mean()
+    loss.backward()
+    return loss
+
+
+def timed_training(model, x, steps, warmup=3):
+    for _ in range(warmup):  # a streamed model's third step runs its policy
+        train_step(model, x)
+    torch.cuda.synchronize()
+    model.zero_grad(set_to_none=True)
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    seconds = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        loss = train_step(model, x)
+        torch.cuda.synchronize()
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds), torch.cuda.max_memory_allocated() - before, before, loss.item(), x.grad.clone()
+
+
+def training_rows(steps, residents, policies, compiled, h2d, d2h):
+    seq, layers = 4096, 4
+    torch.manual_seed(0)
+    master = Stack(layers=layers, seq=seq).to(torch.bfloat16)
+    x = torch.randn(2, seq, 4096, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+    rows = []
+    variants = [("eager", lambda m: m.cuda())]
+    if compiled:
+        def compile_units(m):
+            for layer in m.layers:
+                layer.forward = torch.compile(layer.forward)
+            return m.cuda()
+        variants.append(("torch.compile", compile_units))
+    for label, prepare in variants:
+        model = prepare(copy.deepcopy(master))
+        compute, peak, before, loss, x_grad = timed_training(model, x, steps)
+        print(f"train {label} resident {compute * 1e3:.2f} ms, GPU {(peak + before) / GB:.2f} GB", flush=True)
+        rows.append(dict(seq=seq, policy=f"train {label} resident", resident=1.0, step_ms=compute * 1e3,
+                         floor_ms=compute * 1e3, ratio=1.0, peak_gb=(peak + before) / GB, equal=True))
+        del model
+        release()
+        runs = [(policy, r) for r in residents for policy in policies] if label == "eager" else \
+            [(_options.OffloadSpec().policy, r) for r in residents]
+        for policy, resident in runs:
+            spec = dict(resident=resident, policy=policy)
+            if label == "eager":
+                model = copy.deepcopy(master)
+                streamer = _weights.attach(model, _options.OffloadSpec(**spec), "h200")
+            else:
+                model = lathe.compile(copy.deepcopy(master), offload=spec, hw="h200")
+                streamer = model._lathe_weights
+            measured, peak, before, streamed_loss, streamed_grad = timed_training(model, x, steps)
+            report = streamer.report()
+            grad_bytes = sum(b for name, b in zip(report["units"], report["unit_bytes"])
+                             if name not in report["resident"])
+            floor = max(compute, report["streamed_bytes"] / h2d, grad_bytes / d2h)
+            rows.append(dict(
+                seq=seq, policy=f"train {label} lathe {policy}", resident=resident, step_ms=measured * 1e3,
+                floor_ms=floor * 1e3, ratio=measured / floor, predicted_ms=report["predicted_step_seconds"] * 1e3,
+                predicted_vs_measured=report["predicted_step_seconds"] / measured,
+                resident_units=len(report["resident"]), slots=report["slots"],
+                streamed_gb=report["streamed_bytes"] / GB, grads_to_host_gb=grad_bytes / GB,
+                peak_gb=(peak + before) / GB, unplanned=report["unplanned_loads"],
+                loss_equal=streamed_loss == loss,
+                equal=bool(torch.allclose(streamed_grad.float(), x_grad.float(), rtol=2e-2, atol=1e-6))))
+            r = rows[-1]
+            print(f"  train {label} r={resident} {policy:10s} {r['step_ms']:8.2f} ms  floor {r['floor_ms']:8.2f}  "
+                  f"x{r['ratio']:.3f}  predicted {r['predicted_ms']:8.2f}  kept {r['resident_units']}  "
+                  f"slots {r['slots']}  H2D {r['streamed_gb']:.2f} GB  D2H {grad_bytes / GB:.2f} GB  "
+                  f"GPU {r['peak_gb']:.2f} GB  loss equal {r['loss_equal']}  x.grad close {r['equal']}", flush=True)
+            del model, streamer
+            release()
+    return rows
+
+
+def small_card_rows(card_gb, layers, steps, h2d):
+    """A card of card_gb emulated with the per-process memory fraction, weights >= 1.5x of it."""
+    seq = 4096
+    release()
+    print(f"card {card_gb} GB: {torch.cuda.memory_allocated() / GB:.2f} GB allocated before the model", flush=True)
+    torch.manual_seed(0)
+    torch.set_default_dtype(torch.bfloat16)
+    with torch.device("cuda"):  # built on the GPU (fast init); the streamer moves the units to the host
+        model = Stack(layers=layers, seq=seq)
+    torch.set_default_dtype(torch.float32)
+    weight_bytes = sum(p.numel() * p.element_size() for p in model.layers.parameters())
+    x = torch.randn(1, seq, 4096, dtype=torch.bfloat16, device="cuda")
+    compute, _, _, expected = timed_steps(model, x, steps)
+    expected = expected.clone()
+    print(f"card {card_gb} GB: {layers} layers, weights {weight_bytes / GB:.1f} GB "
+          f"({weight_bytes / (card_gb * GB):.2f}x the card), resident on the whole H200 {compute * 1e3:.1f} ms", flush=True)
+    total = torch.cuda.get_device_properties(0).total_memory
+    torch.cuda.set_per_process_memory_fraction(card_gb * GB / total)  # the card from here on
+    try:
+        start = time.perf_counter()
+        # No budget given: the weights get the card's free memory, less the step's own after profiling.
+        streamer = _weights.attach(model, _options.OffloadSpec(policy="optimal"), "h200")
+        print(f"  weights pinned on the host in {time.perf_counter() - start:.0f} s; device memory now "
+              f"{torch.cuda.memory_allocated() / GB:.2f} GB", flush=True)
+        measured, peak, before, out = timed_steps(model, x, steps)
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+    report = streamer.report()
+    floor = max(compute, report["streamed_bytes"] / h2d)
+    row = dict(seq=seq, policy=f"card {card_gb} GB, {layers} layers, optimal", resident=len(report["resident"]) / layers,
+               step_ms=measured * 1e3, floor_ms=floor * 1e3, ratio=measured / floor,
+               predicted_ms=report["predicted_step_seconds"] * 1e3, resident_units=len(report["resident"]),
+               slots=report["slots"], streamed_gb=report["streamed_bytes"] / GB, weights_gb=weight_bytes / GB,
+               peak_gb=(peak + before) / GB, unplanned=report["unplanned_loads"], equal=bool(torch.equal(out, expected)),
+               weight_budget_gb=report["budget_bytes"] / GB, step_gb=report["measured"]["step_bytes"] / GB)
+    print(f"  streamed {row['step_ms']:.1f} ms  floor {row['floor_ms']:.1f}  x{row['ratio']:.3f}  predicted "
+          f"{row['predicted_ms']:.1f}  kept {row['resident_units']}/{layers}  GPU {row['peak_gb']:.2f} GB (cap {card_gb}; "
+          f"weights {row['weight_budget_gb']:.2f}, step {row['step_gb']:.2f})  "
+          f"equal {row['equal']}", flush=True)
+    del model, streamer
+    release()
+    return [row]
 
 
 def main():
@@ -105,8 +249,10 @@ def main():
     residents = env_list("BENCH_RESIDENT", "0.3,0", float)
     policies = env_list("BENCH_POLICIES", "base,cost-effective,heuristic,optimal")
     compile_seqs = env_list("BENCH_COMPILE_SEQS", "4096", int)
-    bandwidth = h2d_bandwidth()
-    print(f"H2D pinned, 1 GiB: {bandwidth / GB:.1f} GB/s", flush=True)
+    train_policies = env_list("BENCH_TRAIN", "optimal,heuristic")
+    card_gb = float(os.environ.get("BENCH_CARD_GB", "32"))
+    bandwidth, d2h = link_bandwidth()
+    print(f"pinned, 1 GiB: H2D {bandwidth / GB:.1f} GB/s, D2H {d2h / GB:.1f} GB/s", flush=True)
     torch.manual_seed(0)
     rows = []
     for seq in seqs:
@@ -117,8 +263,7 @@ def main():
         compute, peak, before, expected = timed_steps(resident_model, x, steps)
         expected = expected.clone()
         del resident_model
-        gc.collect()
-        torch.cuda.empty_cache()
+        release()
         rows.append(dict(seq=seq, policy="resident", resident=1.0, step_ms=compute * 1e3, floor_ms=compute * 1e3,
                          ratio=1.0, peak_gb=(peak + before) / GB, equal=True))
         print(f"seq {seq}: resident {compute * 1e3:.2f} ms, weights {weight_bytes / GB:.2f} GB", flush=True)
@@ -136,7 +281,7 @@ def main():
                     predicted_vs_measured=report["predicted_step_seconds"] / measured,
                     resident_units=len(report["resident"]), slots=report["slots"],
                     streamed_gb=report["streamed_bytes"] / GB, link_gbs=link / GB,
-                    profiled_compute_ms=sum(report["measured"]["unit_seconds"]) * 1e3 if report["measured"] else None,
+                    profiled_compute_ms=sum(report["measured"]["segment_seconds"]) * 1e3 if report["measured"] else None,
                     peak_gb=(peak + before) / GB, unplanned=report["unplanned_loads"],
                     equal=bool(torch.equal(out, expected))))
                 r = rows[-1]
@@ -145,12 +290,16 @@ def main():
                       f"slots {r['slots']}  link {r['link_gbs']:.1f} GB/s  weights+act {r['peak_gb']:.2f} GB  "
                       f"equal {r['equal']}", flush=True)
                 del model, streamer, out
-                gc.collect()
-                torch.cuda.empty_cache()
+                release()
         if seq in compile_seqs:
             rows.extend(compiled_rows(master, x, seq, steps, residents, bandwidth))
         del master
         gc.collect()
+    if train_policies:
+        rows.extend(training_rows(steps, residents, train_policies, os.environ.get("BENCH_TRAIN_COMPILE", "1") == "1",
+                                  bandwidth, d2h))
+    if card_gb:
+        rows.extend(small_card_rows(card_gb, int(os.environ.get("BENCH_CARD_LAYERS", "112")), steps, bandwidth))
     print("\n| seq | resident | policy | step ms | floor ms | step / floor | predicted ms | units kept | slots | GPU GB | equal |")
     print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:

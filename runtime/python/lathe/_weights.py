@@ -13,17 +13,28 @@ compute waits for the copy. Between its uses a unit's tensors point at their hos
 outside the step reads another unit's weights. Loads whose trigger is in the previous step (the
 plan's wrap-around) are issued there, for the next step.
 
-Steps 1 and 2 run the `base` plan (priced at the hardware profile's link); step 2 measures each
-unit's compute and the copy stream's bandwidth under load, and step 3 on runs the chosen policy
-planned with those numbers (`report(model)` returns them with the prediction).
+Training: a step that records gradients (grad mode on, unit weights that require grad) is planned
+as the forwards and then the backwards in reverse, each a segment; a unit's backward begins when the
+gradient of its output is complete. Its weights are copied in again for it, into the slot its
+forward used (the tensors autograd saved point there), and each streamed weight's gradient is
+copied to a pinned host buffer on a copy-out stream as soon as it is complete, so the optimizer
+steps the host copy (`param.grad` is on the host between steps; gradients already there are added
+to). No copy for the next training step starts in this one: the optimizer has yet to update the
+host copy. A forward whose backward never runs is dropped at the next forward.
 
-Streaming is for inference (no_grad / inference_mode): a backward would read weights whose slot has
-been reused, so a step that records gradients through streamed weights is refused.
+Each kind of step (inference, training) has its own plan. Its first two steps run the `base` plan
+(priced at the hardware profile's link); the second measures each segment (until the next begins,
+so the code between units counts) and the copy stream's bandwidth under load, and from the third on
+the chosen policy runs, planned with those numbers (`report(model)` returns them with the
+prediction). The profiled step also measures what the step itself allocates beyond the weights
+(activations, gradients): the weights' budget from then on is at most the device's free memory (within
+the process's memory fraction) less that, so streaming on a small card leaves the step its room.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any, Optional, Sequence
 
 import torch
@@ -34,6 +45,9 @@ from ._options import OffloadSpec
 
 _ALIGN = 256  # bytes: every tensor of a unit starts aligned in its flat buffer
 _STREAMER_ATTR = "_lathe_weights"
+# Of the memory the weights and the step share, what is kept free for the caching allocator's partly
+# used segments (a 32 GB card ran out at 29.4 GB allocated with no reserve).
+_FRAGMENTATION_RESERVE = 0.03
 _PROFILED_STEP = 2  # call 1 compiles and warms up under `base`; call 2 is timed; call 3 runs the policy
 
 
@@ -65,6 +79,7 @@ class CudaDevice:
         self.device = device
         self.compute = torch.cuda.current_stream(device)
         self.copy_stream = torch.cuda.Stream(device)
+        self.copy_out_stream = torch.cuda.Stream(device)
 
     def host_buffer(self, nbytes: int) -> torch.Tensor:
         return torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
@@ -85,6 +100,20 @@ class CudaDevice:
         with torch.cuda.stream(self.copy_stream):
             destination.copy_(source, non_blocking=True)
 
+    def copy_out(self, destination: torch.Tensor, source: torch.Tensor, after: Any) -> Any:
+        """Copies a device tensor to pinned host memory once `after` has passed; returns the event
+        after the copy. The source's memory is not reused before the copy has read it."""
+        self.copy_out_stream.wait_event(after)
+        with torch.cuda.stream(self.copy_out_stream):
+            destination.copy_(source, non_blocking=True)
+        source.record_stream(self.copy_out_stream)
+        done = torch.cuda.Event()
+        done.record(self.copy_out_stream)
+        return done
+
+    def host_wait(self, event: Any) -> None:
+        event.synchronize()
+
     def begin_compute(self, unit: int, slot: Optional[torch.Tensor]) -> None:
         pass
 
@@ -98,9 +127,21 @@ class CudaDevice:
         torch.cuda.synchronize(self.device)
 
     def free_bytes(self) -> int:
-        """Free device memory, counting what the caching allocator holds unused."""
-        free = torch.cuda.mem_get_info(self.device)[0]
-        return free + torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+        """Free device memory, counting what the caching allocator holds unused, within the process's
+        memory fraction (torch.cuda.set_per_process_memory_fraction) when one is set."""
+        free, total = torch.cuda.mem_get_info(self.device)
+        allocated = torch.cuda.memory_allocated(self.device)
+        free += torch.cuda.memory_reserved(self.device) - allocated
+        return min(free, int(torch.cuda.get_per_process_memory_fraction(self.device) * total) - allocated)
+
+    def allocated_bytes(self) -> int:
+        return torch.cuda.memory_allocated(self.device)
+
+    def reset_peak(self) -> None:
+        torch.cuda.reset_peak_memory_stats(self.device)
+
+    def peak_bytes(self) -> int:
+        return torch.cuda.max_memory_allocated(self.device)
 
 
 @dataclasses.dataclass
@@ -113,6 +154,8 @@ class _Unit:
     host: torch.Tensor  # pinned flat buffer: the one copy of the unit's weights
     host_views: list
     resident: Optional[torch.Tensor] = None  # flat device buffer while resident
+    grad_views: Optional[list] = None  # pinned views the streamed tensors' gradients are copied into
+    staging_views: Optional[list] = None  # the same, for gradients added to ones already there
 
 
 def _views(flat: torch.Tensor, layout: list) -> list[torch.Tensor]:
@@ -124,12 +167,49 @@ def _point(tensors: list, views: list) -> None:
         tensor.data = view
 
 
+INFERENCE, TRAINING = "inference", "training"
+
+
+@dataclasses.dataclass
+class _Request:
+    unit: int
+    deadline: int  # the segment whose use the copy serves: its run's first
+    trigger: Any  # event on the compute stream the copy waits for; None: at once
+    next_step: bool  # a wrap-around copy, for the next step
+
+
 @dataclasses.dataclass
 class _Load:
     unit: int
     slot: int
+    deadline: int
+    next_step: bool
     loaded: Any = None  # event on the copy stream after the copy
     start: Any = None  # event on the copy stream before it (profiled steps)
+
+
+@dataclasses.dataclass
+class _Kind:
+    """Inference (the units' forwards) or training (forwards, then backwards in reverse): its segments,
+    its plan, how many of its steps ran, what its profiled step measured."""
+    segments: list  # the unit each segment of a step reads
+    plan: Optional[dict] = None
+    steps: int = 0
+    measured: Optional[dict] = None
+
+
+@dataclasses.dataclass
+class _Step:
+    id: int
+    kind: str
+    starts: list  # per segment: events when the compute stream reached it and when it could run (profiled)
+    copies: list = dataclasses.field(default_factory=list)  # loads issued (profiled steps)
+    backward: Optional[int] = None  # the backward segment running
+    stash: dict = dataclasses.field(default_factory=dict)  # (unit, tensor) -> gradient held before the step
+    grads: list = dataclasses.field(default_factory=list)  # (unit, tensor) copied to host this step
+    copied_out: Any = None  # event after the last gradient copy
+    ended: bool = False
+    allocated_before: int = 0  # device bytes allocated as the step began (profiled steps)
 
 
 class WeightStreamer:
@@ -153,19 +233,44 @@ class WeightStreamer:
                     tensor.data = tensor.data.to(device.device)
                 self.rest_bytes += tensor.numel() * tensor.element_size()
         self.budget = self._budget()
-        self.step_index = 0
+        order = list(range(len(self.units)))
+        self._kinds = {INFERENCE: _Kind(order), TRAINING: _Kind(order + order[::-1])}
         self.unplanned_loads = 0
-        self.measured: Optional[dict] = None
-        self._adopt(self._plan("base", [1e-3] * len(self.units), self.h2d_bandwidth))
+        self._step: Optional[_Step] = None
+        self._step_count = 0
+        self.kind = INFERENCE
+        self._adopt(INFERENCE)
         for position, (_, module) in enumerate(unit_modules):
             module.register_forward_pre_hook(lambda _m, _a, position=position: self._before(position))
-            module.register_forward_hook(lambda _m, _a, _o, position=position: self._after(position))
+            module.register_forward_hook(lambda _m, _a, output, position=position: self._after(position, output))
+        # A tensor's hooks are held where the garbage collector does not look: through a weak reference,
+        # the streamer (and the GPU memory it holds) goes with the model.
+        streamer = weakref.ref(self)
+
+        def gradient_hook(position: int, index: int) -> Any:
+            def hook(tensor: torch.Tensor) -> None:
+                if streamer() is not None:
+                    streamer()._gradient(position, index, tensor)
+            return hook
+
+        for position, unit in enumerate(self.units):
+            for index, tensor in enumerate(unit.tensors):
+                if isinstance(tensor, torch.nn.Parameter) and tensor.requires_grad:
+                    tensor.register_post_accumulate_grad_hook(gradient_hook(position, index))
         model.register_forward_pre_hook(lambda _m, _a: self._begin_step())
-        model.register_forward_hook(lambda _m, _a, _o: self._end_step())
+        model.register_forward_hook(lambda _m, _a, _o: self._end_forward())
 
     @property
     def unit_bytes(self) -> list[int]:
         return [u.nbytes for u in self.units]
+
+    @property
+    def plan(self) -> dict:
+        return self._kinds[self.kind].plan
+
+    @property
+    def measured(self) -> Optional[dict]:
+        return self._kinds[self.kind].measured
 
     # -- setup ---------------------------------------------------------------------------------------------
 
@@ -195,20 +300,27 @@ class WeightStreamer:
             budget = total
         return min(budget, self.device.free_bytes())
 
-    def _plan(self, policy: str, seconds: list[float], bandwidth: float) -> dict:
+    def _plan(self, kind: str, policy: str, seconds: list[float], bandwidth: float, budget: int) -> dict:
         names = [u.name for u in self.units]
         try:
             return _native.plan_weight_offload(
-                seconds, [[i] for i in range(len(self.units))], self.unit_bytes, names, bandwidth, self.launch_latency,
-                self.budget, True, policy, self.spec.resident)
+                seconds, [[unit] for unit in self._kinds[kind].segments], self.unit_bytes, names, bandwidth,
+                self.launch_latency, budget, kind == INFERENCE, policy, self.spec.resident)
         except LatheError as error:
-            raise LatheError(f"offload: {error} (units {sum(self.unit_bytes)} bytes, budget {self.budget} bytes)") from None
+            raise LatheError(f"offload: {error} (units {sum(self.unit_bytes)} bytes, weight budget {budget} bytes, "
+                             f"{kind})") from None
 
-    def _adopt(self, plan: dict) -> None:
-        """Makes a plan's resident set resident, sizes the slots for the rest and indexes its copies."""
+    def _adopt(self, kind: str) -> None:
+        """Makes a kind's plan current (the `base` plan until its profiled step): its resident set
+        resident, slots for the rest, its copies indexed by trigger and its runs of uses by segment."""
+        state = self._kinds[kind]
+        if state.plan is None:
+            state.plan = self._plan(kind, "base", [1e-3] * len(state.segments), self.h2d_bandwidth, self.budget)
         self.device.synchronize()  # nothing in flight: loads issued under the previous plan are dropped
-        self.plan = plan
-        self._slots = []
+        self.kind = kind
+        plan = state.plan
+        self._slots: list[torch.Tensor] = []  # the old slots go before new resident units take memory
+        self._slot_views: dict[tuple[int, int], list] = {}  # (unit, slot) -> the unit's tensors in the slot
         for unit, keep in zip(self.units, plan["resident"]):
             if keep and unit.resident is None:
                 unit.resident = self.device.device_buffer(unit.nbytes)
@@ -217,144 +329,348 @@ class WeightStreamer:
             elif not keep and unit.resident is not None:
                 unit.resident = None
                 _point(unit.tensors, unit.host_views)
+            for tensor in unit.tensors:  # a gradient kept across steps follows its weight
+                if tensor.grad is not None and tensor.grad.device != tensor.device:
+                    tensor.grad = tensor.grad.to(tensor.device)
         streamed = [u.nbytes for u, keep in zip(self.units, plan["resident"]) if not keep]
         if streamed:  # as many slots as the plan holds streamed bytes at its peak
             slot_bytes = max(streamed)
             resident_bytes = sum(u.nbytes for u in self.units if u.resident is not None)
             count = max(1, min(-(-(plan["peak_weight_bytes"] - resident_bytes) // slot_bytes), len(streamed)))
             self._slots = [self.device.device_buffer(slot_bytes) for _ in range(count)]
-        self._slot_views: dict[tuple[int, int], list] = {}  # (unit, slot) -> the unit's tensors in the slot
         self._slot_free: list[Any] = [None] * len(self._slots)  # event after the slot's last user
-        self._slot_user: list[Optional[int]] = [None] * len(self._slots)  # unit whose use is pending
-        self._next_slot = 0
-        self._loads: dict[int, _Load] = {}  # unit -> its issued load for the coming use
+        self._slot_load: list[Optional[_Load]] = [None] * len(self._slots)  # load issued, its run not ended
+        self._slot_released = list(range(-len(self._slots), 0))  # release order: the oldest is reused first
+        self._releases = 0
+        self._active: set[int] = set()  # slots whose run of uses has begun
+        self._loads: dict[int, _Load] = {}  # run's first segment -> its load, this step
+        self._next_loads: dict[int, _Load] = {}  # the same, issued for the next step
         self._by_trigger: dict[int, list[dict]] = {}
         for prefetch in plan["prefetches"]:
             self._by_trigger.setdefault(prefetch["trigger"], []).append(prefetch)
-        self._deferred: list[tuple[int, Any]] = []  # (unit, trigger event) waiting for a slot's user to end
+        self._deferred: list[_Request] = []  # copies waiting for a slot, in issue order
         self._wrapped_issued = False
+        # Runs of uses as the planner makes them (passes/offload.cpp, loadsFor): a run goes on while the
+        # next segment that reads streamed weights reads the same unit.
+        segments = state.segments
+        self._run_start: list[Optional[int]] = [None] * len(segments)
+        self._run_ends = [False] * len(segments)
+        previous = None
+        for seg, unit in enumerate(segments):
+            if plan["resident"][unit] or self.units[unit].nbytes == 0:
+                continue
+            continues = previous is not None and segments[previous] == unit
+            self._run_start[seg] = self._run_start[previous] if continues else seg
+            if continues:
+                self._run_ends[previous] = False
+            self._run_ends[seg] = True
+            previous = seg
+        self._forward_slot: dict[int, int] = {}  # unit -> slot of its forward use this step (training)
+        self._backward_copies: set[int] = set()  # units whose backward copy is yet to be issued this step
 
-    # -- the step ------------------------------------------------------------------------------------------
-
-    def _profiling(self) -> bool:
-        return self.step_index == _PROFILED_STEP
+    # -- steps ---------------------------------------------------------------------------------------------
 
     def _begin_step(self) -> None:
-        self.step_index += 1
-        self._segment_events: list[tuple[Any, Any]] = [(None, None)] * len(self.units)
-        self._copy_events: list[_Load] = []
+        if self._step is not None and not self._step.ended:
+            self._abandon_step()
+        training = torch.is_grad_enabled() and any(t.requires_grad for u in self.units for t in u.tensors)
+        kind = TRAINING if training else INFERENCE
+        if kind != self.kind:
+            self._adopt(kind)
+        state = self._kinds[kind]
+        state.steps += 1
+        self._step_count += 1
+        step = _Step(self._step_count, kind, [None] * len(state.segments))
+        self._step = step
+        if state.steps == _PROFILED_STEP:  # what the step holds beyond the weights: the room left them
+            step.allocated_before = self.device.allocated_bytes()
+            self.device.reset_peak()
+        self._loads, self._next_loads = self._next_loads, {}
+        for request in self._deferred:  # copies for this step now
+            request.next_step = False
+        self._forward_slot = {}
+        n = len(self.units)
+        self._backward_copies = {state.segments[seg] for seg in range(n, len(state.segments))
+                                 if self._run_start[seg] == seg}
+        if kind == TRAINING:  # gradients held from earlier steps wait aside: this step's arrive on the host
+            for u, unit in enumerate(self.units):
+                if unit.resident is None:
+                    for i, tensor in enumerate(unit.tensors):
+                        if tensor.requires_grad and tensor.grad is not None:
+                            step.stash[(u, i)] = tensor.grad
+                            tensor.grad = None
         if not self._wrapped_issued:  # a cold start: the loads the previous step would have issued
             for prefetch in self.plan["prefetches"]:
-                if prefetch["trigger"] > prefetch["deadline"] and prefetch["unit"] not in self._loads:
-                    self._issue(prefetch["unit"], None)
-            self._wrapped_issued = True
+                if prefetch["trigger"] > prefetch["deadline"] and prefetch["deadline"] not in self._loads:
+                    self._request(_Request(prefetch["unit"], prefetch["deadline"], None, False))
+        self._wrapped_issued = True
+
+    def _profiling(self) -> bool:
+        step = self._step
+        return step is not None and not step.ended and self._kinds[self.kind].steps == _PROFILED_STEP
+
+    def _end_forward(self) -> None:
+        if self._step is not None and self._step.kind == INFERENCE:
+            self._end_step()
 
     def _end_step(self) -> None:
-        if self._profiling():
-            self._measure_and_replan()
-
-    def _issue(self, unit: int, trigger: Any) -> None:
-        slot = self._next_slot
-        if self._slot_user[slot] is not None:  # its user has not run yet: copy once it has ended
-            self._deferred.append((unit, trigger))
-            return
-        self._next_slot = (slot + 1) % len(self._slots)
-        copy = self.device.copy_stream
-        if trigger is not None:
-            self.device.wait(copy, trigger)
-        if self._slot_free[slot] is not None:
-            self.device.wait(copy, self._slot_free[slot])
-        load = _Load(unit, slot, loaded=self.device.event())
-        if self._profiling():
-            load.start = self.device.event()
-            self.device.record(copy, load.start)
-            self._copy_events.append(load)
-        info = self.units[unit]
-        self.device.copy(self._slots[slot][:info.nbytes], info.host)
-        self.device.record(copy, load.loaded)
-        self._slot_user[slot] = unit
-        self._loads[unit] = load
-
-    def _before(self, position: int) -> None:
-        info = self.units[position]
-        if torch.is_grad_enabled() and info.resident is None and any(t.requires_grad for t in info.tensors):
-            raise LatheError("offload: streamed weights are for inference; run the step under torch.no_grad() or "
-                             "torch.inference_mode() (a backward would read weights whose slot was reused)")
-        triggers = self._by_trigger.get(position, [])
-        if triggers:
-            event = self.device.event()
-            self.device.record(self.device.compute, event)
-            for prefetch in triggers:
-                self._issue(prefetch["unit"], event)
-        slot = None
-        if info.resident is None:
-            if position not in self._loads:  # a use the plan did not foresee (another call order): load now
-                self.unplanned_loads += 1
-                self._deferred = [entry for entry in self._deferred if entry[0] != position]
-                if self._slot_user[self._next_slot] is not None:
-                    self._drop_pending(self._next_slot)
-                self._issue(position, None)
-            load = self._loads[position]
-            self.device.wait(self.device.compute, load.loaded)
-            slot = self._slots[load.slot]
-            key = (position, load.slot)
-            if key not in self._slot_views:  # made once per unit and slot, not on every call
-                self._slot_views[key] = _views(slot, info.layout)
-            _point(info.tensors, self._slot_views[key])
-        if self._profiling():
-            start = self.device.event()
-            self.device.record(self.device.compute, start)
-            self._segment_events[position] = (start, None)
-        self.device.begin_compute(position, slot)
-
-    def _after(self, position: int) -> None:
-        self.device.end_compute(position)
-        info = self.units[position]
+        step = self._step
         if self._profiling():
             end = self.device.event()
             self.device.record(self.device.compute, end)
-            self._segment_events[position] = (self._segment_events[position][0], end)
-        if info.resident is None:
-            load = self._loads.pop(position)
-            freed = self.device.event()
-            self.device.record(self.device.compute, freed)
-            self._slot_free[load.slot] = freed
-            self._slot_user[load.slot] = None
-            _point(info.tensors, info.host_views)
-            deferred, self._deferred = self._deferred, []
-            for unit, trigger in deferred:
-                self._issue(unit, trigger)
+            step.ended = True
+            self._measure_and_replan(step, end)
+        step.ended = True
 
-    def _drop_pending(self, slot: int) -> None:
-        """Frees a slot whose load has not been used yet (its unit loads again when it runs)."""
-        load = self._loads.pop(self._slot_user[slot])
-        self._slot_free[slot] = load.loaded
-        self._slot_user[slot] = None
-
-    def _measure_and_replan(self) -> None:
+    def _abandon_step(self) -> None:
+        """A training step whose backward never ran: its copies are dropped, its gradients restored,
+        and a late backward of it is refused (its slots hold other weights now)."""
+        step = self._step
+        step.ended = True
         self.device.synchronize()
-        seconds = []
-        for start, end in self._segment_events:
-            if start is None or end is None:
-                raise LatheError("offload: a layer unit did not run in the profiled step; name the units that run "
-                                 "with offload=dict(units=[...])")
-            seconds.append(self.device.seconds(start, end))
-        copied = sum(self.units[load.unit].nbytes for load in self._copy_events)
-        copy_seconds = sum(self.device.seconds(load.start, load.loaded) for load in self._copy_events)
+        for slot, load in enumerate(self._slot_load):
+            if load is not None:
+                self._slot_free[slot] = load.loaded
+                self._slot_load[slot] = None
+        self._active.clear()
+        self._loads, self._next_loads, self._deferred = {}, {}, []
+        self._wrapped_issued = False
+        for unit in self.units:
+            if unit.resident is None:
+                _point(unit.tensors, unit.host_views)
+        for (u, i), grad in step.stash.items():
+            self.units[u].tensors[i].grad = grad
+
+    # -- copies --------------------------------------------------------------------------------------------
+
+    def _choose_slot(self, request: _Request) -> Optional[int]:
+        """A training step's backward copy goes where the unit's forward copy went (the tensors autograd
+        saved point there); any other copy takes the free slot released longest ago, leaving to a
+        wrap-around copy none that a backward copy of this step still needs."""
+        n = len(self.units)
+        if not request.next_step and request.deadline >= n and request.unit in self._forward_slot:
+            slot = self._forward_slot[request.unit]
+            return slot if self._slot_load[slot] is None else None
+        reserved = {self._forward_slot[u] for u in self._backward_copies if u in self._forward_slot} \
+            if request.next_step else set()
+        free = [s for s in range(len(self._slots)) if self._slot_load[s] is None and s not in reserved]
+        return min(free, key=lambda s: self._slot_released[s]) if free else None
+
+    def _request(self, request: _Request) -> None:
+        """Issues a copy now, or after the copies already waiting when its slot is still in use."""
+        if self._deferred or not self._try_issue(request):
+            self._deferred.append(request)
+
+    def _drain(self) -> None:
+        while self._deferred and self._try_issue(self._deferred[0]):
+            self._deferred.pop(0)
+
+    def _try_issue(self, request: _Request) -> bool:
+        slot = self._choose_slot(request)
+        if slot is None:
+            return False
+        self._copy(request, slot)
+        return True
+
+    def _copy(self, request: _Request, slot: int) -> None:
+        copy = self.device.copy_stream
+        if request.trigger is not None:
+            self.device.wait(copy, request.trigger)
+        if self._slot_free[slot] is not None:
+            self.device.wait(copy, self._slot_free[slot])
+        load = _Load(request.unit, slot, request.deadline, request.next_step, loaded=self.device.event())
+        if self._profiling():
+            load.start = self.device.event()
+            self.device.record(copy, load.start)
+            self._step.copies.append(load)
+        info = self.units[request.unit]
+        self.device.copy(self._slots[slot][:info.nbytes], info.host)
+        self.device.record(copy, load.loaded)
+        self._slot_load[slot] = load
+        (self._next_loads if request.next_step else self._loads)[request.deadline] = load
+        if not request.next_step and request.deadline >= len(self.units):
+            self._backward_copies.discard(request.unit)
+
+    def _load_unforeseen(self, unit: int, deadline: int) -> _Load:
+        """A use the plan did not foresee (another call order): its copy is issued now, into a slot
+        freed of a load not yet in use when none is free."""
+        self.unplanned_loads += 1
+        self._deferred = [r for r in self._deferred if r.next_step or r.deadline != deadline]
+        request = _Request(unit, deadline, None, False)
+        slot = self._choose_slot(request)
+        if slot is None:
+            fixed = request.deadline >= len(self.units) and unit in self._forward_slot
+            idle = [s for s in range(len(self._slots)) if s not in self._active]
+            slot = self._forward_slot[unit] if fixed else min(idle, key=lambda s: self._slot_released[s])
+            pending = self._slot_load[slot]
+            del (self._next_loads if pending.next_step else self._loads)[pending.deadline]
+            self._slot_free[slot] = pending.loaded
+            self._slot_load[slot] = None
+        self._copy(request, slot)
+        return self._loads[deadline]
+
+    # -- segments ------------------------------------------------------------------------------------------
+
+    def _begin_segment(self, seg: int) -> None:
+        prefetches = self._by_trigger.get(seg, [])
+        profiling = self._profiling()
+        reached = None  # the compute stream has reached the segment: every earlier one has ended
+        if prefetches or profiling:
+            reached = self.device.event()
+            self.device.record(self.device.compute, reached)
+        for prefetch in prefetches:
+            self._request(_Request(prefetch["unit"], prefetch["deadline"], reached,
+                                   prefetch["trigger"] > prefetch["deadline"]))
+        position = self._kinds[self.kind].segments[seg]
+        info = self.units[position]
+        slot = None
+        first = self._run_start[seg]
+        if first is not None:
+            load = self._loads.get(first)
+            if load is None:
+                load = self._load_unforeseen(position, first)
+            if first == seg:
+                self.device.wait(self.device.compute, load.loaded)
+                self._active.add(load.slot)
+                if seg < len(self.units):
+                    self._forward_slot[position] = load.slot
+            key = (position, load.slot)
+            if key not in self._slot_views:  # made once per unit and slot, not on every call
+                self._slot_views[key] = _views(self._slots[load.slot], info.layout)
+            _point(info.tensors, self._slot_views[key])
+            slot = self._slots[load.slot]
+        if profiling:  # a wait for the segment's weights lies between reached and ready: not its compute
+            ready = self.device.event()
+            self.device.record(self.device.compute, ready)
+            self._step.starts[seg] = (reached, ready)
+        self.device.begin_compute(position, slot)
+
+    def _end_segment(self, seg: int) -> None:
+        position = self._kinds[self.kind].segments[seg]
+        self.device.end_compute(position)
+        if self._run_start[seg] is None or not self._run_ends[seg]:
+            return
+        load = self._loads.pop(self._run_start[seg])
+        freed = self.device.event()
+        self.device.record(self.device.compute, freed)
+        self._slot_free[load.slot] = freed
+        self._slot_load[load.slot] = None
+        self._active.discard(load.slot)
+        self._slot_released[load.slot] = self._releases
+        self._releases += 1
+        _point(self.units[position].tensors, self.units[position].host_views)
+        self._drain()
+
+    def _before(self, position: int) -> None:
+        step = self._step
+        if (step is None or step.ended) and self.kind != INFERENCE:  # a unit called on its own, after a step
+            self._adopt(INFERENCE)
+        self._begin_segment(position)
+
+    def _after(self, position: int, output: Any) -> None:
+        self._end_segment(position)
+        step = self._step
+        outputs = output if isinstance(output, (tuple, list)) else (output,)
+        if step is None or step.ended or step.kind != TRAINING:
+            if self.units[position].resident is None and any(
+                    isinstance(t, torch.Tensor) and t.requires_grad for t in outputs):
+                raise LatheError("offload: gradients flow through streamed weights that need none (a backward would "
+                                 "read slots reused since); run the step under torch.no_grad(), or let the weights "
+                                 "require grad to train them")
+            return
+        tensor = next((t for t in outputs if isinstance(t, torch.Tensor) and t.requires_grad), None)
+        if tensor is None:
+            raise LatheError(f"offload: layer unit {self.units[position].name} returned nothing that needs a gradient "
+                             "in a training step")
+        tensor.register_hook(lambda _grad, step=step, position=position: self._backward_reaches(step, position))
+
+    def _backward_reaches(self, step: _Step, position: int) -> None:
+        """The gradient of a unit's output is complete: the previous unit's backward has ended and
+        this unit's begins."""
+        if step is not self._step or step.ended:
+            raise LatheError("offload: a backward of an earlier step; its layer units' slots hold other weights now "
+                             "(call backward before the next forward)")
+        if step.backward is None:
+            torch.autograd.Variable._execution_engine.queue_callback(lambda: self._backward_done(step))
+        else:
+            self._end_segment(step.backward)
+        step.backward = 2 * len(self.units) - 1 - position
+        self._begin_segment(step.backward)
+
+    def _backward_done(self, step: _Step) -> None:
+        if step is not self._step or step.ended:
+            return
+        if step.backward is not None:
+            self._end_segment(step.backward)
+        if step.copied_out is not None:
+            self.device.host_wait(step.copied_out)
+        for u, i in step.grads:
+            unit = self.units[u]
+            tensor, held = unit.tensors[i], step.stash.pop((u, i), None)
+            if held is None:
+                tensor.grad = unit.grad_views[i]
+            else:
+                tensor.grad = held.add_(unit.staging_views[i])
+        for (u, i), held in step.stash.items():
+            self.units[u].tensors[i].grad = held
+        self._end_step()
+
+    def _gradient(self, position: int, index: int, tensor: torch.Tensor) -> None:
+        """A streamed weight's gradient is complete on the GPU: copied to its pinned host view on the
+        copy-out stream, and the GPU copy let go."""
+        step = self._step
+        unit = self.units[position]
+        if step is None or step.kind != TRAINING or step.ended or unit.resident is not None:
+            return
+        if unit.grad_views is None:
+            unit.grad_views = _views(self.device.host_buffer(unit.nbytes), unit.layout)
+        views = unit.grad_views
+        if (position, index) in step.stash:
+            if unit.staging_views is None:
+                unit.staging_views = _views(self.device.host_buffer(unit.nbytes), unit.layout)
+            views = unit.staging_views
+        ready = self.device.event()
+        self.device.record(self.device.compute, ready)
+        step.copied_out = self.device.copy_out(views[index], tensor.grad, ready)
+        tensor.grad = None
+        step.grads.append((position, index))
+
+    def _measure_and_replan(self, step: _Step, end: Any) -> None:
+        self.device.synchronize()
+        if any(start is None for start in step.starts):
+            raise LatheError("offload: a layer unit did not run in the profiled step; name the units that run "
+                             "with offload=dict(units=[...])")
+        # A segment lasts from when it could run until the compute stream reaches the next one: the code
+        # between units counts, a wait for the next unit's weights does not.
+        reached = [r for r, _ in step.starts[1:]] + [end]
+        seconds = [self.device.seconds(ready, until) for (_, ready), until in zip(step.starts, reached)]
+        copied = sum(self.units[load.unit].nbytes for load in step.copies)
+        copy_seconds = sum(self.device.seconds(load.start, load.loaded) for load in step.copies)
         bandwidth = copied / copy_seconds if copied and copy_seconds > 0 else self.h2d_bandwidth
-        self.measured = {"unit_seconds": seconds, "h2d_bandwidth": bandwidth, "copies": len(self._copy_events)}
-        self._adopt(self._plan(self.spec.policy, seconds, bandwidth))
+        # The weights may take what the device has free once the step's own tensors (activations,
+        # gradients) have their room, and no more than the budget asked for.
+        step_bytes = max(0, self.device.peak_bytes() - step.allocated_before)
+        held = sum(u.nbytes for u in self.units if u.resident is not None) + sum(int(s.numel()) for s in self._slots)
+        room = self.device.free_bytes() + held
+        budget = min(self.budget, int(room * (1 - _FRAGMENTATION_RESERVE)) - step_bytes)
+        state = self._kinds[step.kind]
+        state.measured = {"segment_seconds": seconds, "h2d_bandwidth": bandwidth, "copies": len(step.copies),
+                          "step_bytes": step_bytes, "weight_budget_bytes": budget}
+        state.plan = self._plan(step.kind, self.spec.policy, seconds, bandwidth, budget)
+        self._adopt(step.kind)
 
     # -- introspection -------------------------------------------------------------------------------------
 
     def report(self) -> dict:
         plan = self.plan
         return {
+            "kind": self.kind,
             "policy": plan["policy"],
             "units": [u.name for u in self.units],
+            "segments": [self.units[u].name for u in self._kinds[self.kind].segments],
             "resident": [u.name for u, keep in zip(self.units, plan["resident"]) if keep],
             "unit_bytes": list(self.unit_bytes),
-            "budget_bytes": self.budget,
+            "budget_bytes": plan["budget_bytes"],
             "slots": len(self._slots),
             "slot_bytes": int(self._slots[0].numel()) if self._slots else 0,
             "predicted_step_seconds": plan["step_seconds"],
