@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 
+#include <QCoreApplication>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "views/formatting.h"
 #include "views/plan_session.h"
+#include "views/step_gantt.h"
 
 namespace lathe::views {
 
@@ -32,14 +34,18 @@ const QColor kStallColor(0xd6, 0x27, 0x28);
 
 }  // namespace
 
-// The three rows as one plottable: thousands of kernel bars are drawn in one pass, culled to the
-// visible range, instead of one item each.
+// The three rows of a step as one plottable: thousands of kernel bars are drawn in one pass, culled
+// to the visible range, instead of one item each. `rowBase` lifts the rows (GanttView::rowOf) so two
+// steps can share a plot.
 class GanttRows : public QCPAbstractPlottable {
  public:
-  GanttRows(QCPAxis* keyAxis, QCPAxis* valueAxis, std::shared_ptr<const PlanRun> run, const StepGantt* gantt)
-      : QCPAbstractPlottable(keyAxis, valueAxis), run_(std::move(run)), gantt_(gantt) {
+  GanttRows(QCPAxis* keyAxis, QCPAxis* valueAxis, std::shared_ptr<const void> owner, const StepGantt* gantt,
+            double rowBase = 0)
+      : QCPAbstractPlottable(keyAxis, valueAxis), owner_(std::move(owner)), gantt_(gantt), rowBase_(rowBase) {
     setSelectable(QCP::stNone);
   }
+
+  [[nodiscard]] double rowOf(Stream stream) const { return rowBase_ + GanttView::rowOf(stream); }
 
   [[nodiscard]] const StepGantt& gantt() const { return *gantt_; }
 
@@ -50,7 +56,7 @@ class GanttRows : public QCPAbstractPlottable {
   }
   QCPRange getValueRange(bool& foundRange, QCP::SignDomain, const QCPRange&) const override {
     foundRange = true;
-    return {-0.5, 2.5};
+    return {rowBase_ - 0.5, rowBase_ + 2.5};
   }
 
   // The bar (or stall) under a pixel: index into bars, or into stalls with `stall` set.
@@ -62,12 +68,12 @@ class GanttRows : public QCPAbstractPlottable {
     stall = false;
     const auto& bars = gantt_->bars;
     for (size_t i = 0; i < bars.size(); ++i) {
-      const double row = GanttView::rowOf(bars[i].stream);
+      const double row = rowOf(bars[i].stream);
       if (std::abs(value - row) <= kBarHalfHeight && key >= bars[i].start - slack && key <= bars[i].end + slack) {
         return static_cast<int>(i);
       }
     }
-    const double computeRow = GanttView::rowOf(Stream::Compute);
+    const double computeRow = rowOf(Stream::Compute);
     for (size_t i = 0; i < gantt_->stalls.size(); ++i) {
       const GanttStall& s = gantt_->stalls[i];
       if (std::abs(value - computeRow) <= kBarHalfHeight && key >= s.start - slack && key <= s.end + slack) {
@@ -90,14 +96,14 @@ class GanttRows : public QCPAbstractPlottable {
     };
     painter->setPen(Qt::NoPen);
     for (const GanttStall& stall : gantt_->stalls) {
-      const QRectF rect = rectOf(stall.start, stall.end, GanttView::rowOf(Stream::Compute));
+      const QRectF rect = rectOf(stall.start, stall.end, rowOf(Stream::Compute));
       QColor fill = kStallColor;
       fill.setAlpha(70);
       painter->fillRect(rect, fill);
       painter->fillRect(rect, QBrush(kStallColor, Qt::BDiagPattern));
     }
     for (const GanttBar& bar : gantt_->bars) {
-      const QRectF rect = rectOf(bar.start, bar.end, GanttView::rowOf(bar.stream));
+      const QRectF rect = rectOf(bar.start, bar.end, rowOf(bar.stream));
       if (rect.right() < clip.left() || rect.left() > clip.right()) continue;
       const QColor color = barColor(bar.stream, bar.shade);
       painter->fillRect(rect, color);
@@ -120,8 +126,9 @@ class GanttRows : public QCPAbstractPlottable {
   }
 
  private:
-  std::shared_ptr<const PlanRun> run_;  // keeps gantt_ alive
+  std::shared_ptr<const void> owner_;  // keeps gantt_ alive
   const StepGantt* gantt_;
+  double rowBase_;
 };
 
 GanttView::GanttView(PlanSession* session, QWidget* parent)
@@ -260,6 +267,151 @@ void GanttView::onPlotClicked(QMouseEvent* event) {
   if (std::abs(row - rowOf(Stream::Compute)) > 0.5) return;
   const size_t execution = gantt->executionAt(plot_->xAxis->pixelToCoord(event->position().x()) / kMs);
   if (execution < planned->schedule.nodes.size()) emit nodeClicked(planned->schedule.nodes[execution]);
+}
+
+}  // namespace lathe::views
+
+namespace lathe::views {
+
+namespace {
+
+// The two steps of a run, owned together so the rows can hold them.
+struct RunGantts {
+  StepGantt simulated;
+  StepGantt measured;
+};
+
+QString span(double start, double end) {
+  return QCoreApplication::translate("lathe::views::OffloadRunView", "%1 → %2 ms (%3)")
+      .arg(start * kMs, 0, 'f', 3)
+      .arg(end * kMs, 0, 'f', 3)
+      .arg(formatSeconds(end - start));
+}
+
+}  // namespace
+
+OffloadRunView::OffloadRunView(QWidget* parent)
+    : QWidget(parent), plot_(new QCustomPlot(this)), title_(new QCPTextElement(plot_)) {
+  setObjectName(QStringLiteral("offloadRunView"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(plot_);
+  plot_->plotLayout()->insertRow(0);
+  plot_->plotLayout()->addElement(0, 0, title_);
+  title_->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
+  plot_->xAxis->setLabel(tr("Time in the step (ms)"));
+  plot_->yAxis->grid()->setVisible(false);
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot_->axisRect()->setRangeDrag(Qt::Horizontal);
+  plot_->axisRect()->setRangeZoom(Qt::Horizontal);
+  plot_->setMouseTracking(true);
+  plot_->setMinimumHeight(200);
+  connect(plot_, &QCustomPlot::mouseMove, this, &OffloadRunView::onMouseMove);
+  setProfile(nullptr);
+}
+
+void OffloadRunView::setProfile(std::shared_ptr<const plan::MeasuredProfile> profile) {
+  plot_->clearPlottables();
+  simulated_ = measured_ = nullptr;
+  profile_ = std::move(profile);
+  if (!profile_ || !profile_->weightOffload) {
+    title_->setText(tr("No weight-offload run: open a run folder of lathe.compile(..., offload=...)."));
+    plot_->replot();
+    return;
+  }
+  const plan::WeightOffloadRun& run = *profile_->weightOffload;
+  auto gantts = std::make_shared<RunGantts>(
+      RunGantts{offloadRunGantt(run, run.simulated), offloadRunGantt(run, run.measured)});
+  // Rows per step: compute and H2D, and D2H where gradients were copied out; measured above simulated.
+  const bool d2h = gantts->measured.uses(Stream::DeviceToHost) || gantts->simulated.uses(Stream::DeviceToHost);
+  simulatedBase_ = d2h ? 0 : -1;
+  measuredBase_ = simulatedBase_ + (d2h ? 3 : 2);
+  const double simulatedBase = simulatedBase_, measuredBase = measuredBase_;
+  simulated_ = new GanttRows(plot_->xAxis, plot_->yAxis, gantts, &gantts->simulated, simulatedBase);
+  measured_ = new GanttRows(plot_->xAxis, plot_->yAxis, gantts, &gantts->measured, measuredBase);
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  for (const auto& [base, which] : {std::pair{measuredBase, tr("measured")}, std::pair{simulatedBase, tr("simulated")}}) {
+    ticker->addTick(base + GanttView::rowOf(Stream::Compute), tr("%1 compute").arg(which));
+    ticker->addTick(base + GanttView::rowOf(Stream::HostToDevice), tr("%1 H2D").arg(which));
+  }
+  if (d2h) {  // gradients copied out: measured only, the planner does not model them
+    ticker->addTick(measuredBase + GanttView::rowOf(Stream::DeviceToHost), tr("measured D2H"));
+    ticker->addTick(simulatedBase + GanttView::rowOf(Stream::DeviceToHost), tr("simulated D2H (not modelled)"));
+  }
+  plot_->yAxis->setTicker(ticker);
+  plot_->yAxis->setRange(simulatedBase + (d2h ? -0.6 : 0.4), measuredBase + 2.6);
+  const double begin = std::min(gantts->simulated.begin, gantts->measured.begin);
+  const double end = std::max(gantts->simulated.stepSeconds, gantts->measured.stepSeconds);
+  plot_->xAxis->setRange(begin * kMs, std::max(end, 1e-9) * kMs);
+
+  const double measuredStep = run.measured.stepSeconds, simulatedStep = run.simulated.stepSeconds;
+  QString title = tr("Weight offload, one %1 step under %2 on %3: measured %4, simulated %5")
+                      .arg(QString::fromStdString(run.kind), QString::fromStdString(run.policy),
+                           QString::fromStdString(profile_->device), formatSeconds(measuredStep),
+                           formatSeconds(simulatedStep));
+  if (simulatedStep > 0) title += tr(" (measured/simulated %1)").arg(measuredStep / simulatedStep, 0, 'f', 3);
+  title += tr("\ncompute idle %1 measured, %2 simulated · %3 of %4 units resident · H2D %5/s")
+               .arg(formatSeconds(run.measured.idleSeconds()), formatSeconds(run.simulated.idleSeconds()))
+               .arg(run.resident.size())
+               .arg(run.units.size())
+               .arg(formatBytes(static_cast<uint64_t>(run.h2dBandwidth)));
+  title_->setText(title);
+  plot_->replot();
+}
+
+QString OffloadRunView::title() const {
+  return title_->text();
+}
+
+int OffloadRunView::barCount(bool measured, analysis::Stream stream) const {
+  const GanttRows* rows = measured ? measured_ : simulated_;
+  if (!rows) return 0;
+  const auto& bars = rows->gantt().bars;
+  return static_cast<int>(std::count_if(bars.begin(), bars.end(), [&](const GanttBar& bar) { return bar.stream == stream; }));
+}
+
+double OffloadRunView::rowOf(bool measured, analysis::Stream stream) const {
+  return (measured ? measuredBase_ : simulatedBase_) + GanttView::rowOf(stream);
+}
+
+int OffloadRunView::stallCount(bool measured) const {
+  const GanttRows* rows = measured ? measured_ : simulated_;
+  return rows ? static_cast<int>(rows->gantt().stalls.size()) : 0;
+}
+
+QString OffloadRunView::toolTipAt(const QPointF& pixel) const {
+  for (const auto& [rows, which] : {std::pair{measured_, tr("Measured")}, std::pair{simulated_, tr("Simulated")}}) {
+    if (!rows) continue;
+    bool stall = false;
+    const int index = rows->hit(pixel, stall);
+    if (index < 0) continue;
+    const StepGantt& gantt = rows->gantt();
+    if (stall) {
+      const GanttStall& s = gantt.stalls[static_cast<size_t>(index)];
+      return tr("%1: compute idle before %2 (waiting for its weights, or code outside the layer units)\n%3")
+          .arg(which, QString::fromStdString(s.before), span(s.start, s.end));
+    }
+    const GanttBar& bar = gantt.bars[static_cast<size_t>(index)];
+    const QString name = QString::fromStdString(bar.label);
+    switch (bar.stream) {
+      case Stream::Compute: return tr("%1 compute: %2\n%3").arg(which, name, span(bar.start, bar.end));
+      case Stream::HostToDevice:
+        return tr("%1 weight copy: %2, %3\n%4%5")
+            .arg(which, name, formatBytes(bar.bytes), span(bar.start, bar.end),
+                 bar.start < 0 ? tr("\nstarts in the previous step") : QString());
+      case Stream::DeviceToHost: return tr("%1 gradient copy: a tensor of %2\n%3").arg(which, name, span(bar.start, bar.end));
+    }
+  }
+  return {};
+}
+
+void OffloadRunView::onMouseMove(QMouseEvent* event) {
+  const QString text = toolTipAt(event->position());
+  if (text.isEmpty()) {
+    QToolTip::hideText();
+  } else {
+    QToolTip::showText(event->globalPosition().toPoint(), text, plot_);
+  }
 }
 
 }  // namespace lathe::views

@@ -97,7 +97,48 @@ StepGantt offloadGantt(const passes::PassContext& context, const plan::PlanState
   return gantt;
 }
 
+// Idle time shorter than this is the events' own resolution, not a wait.
+constexpr double kIdleResolution = 2e-6;
+
 }  // namespace
+
+StepGantt offloadRunGantt(const plan::WeightOffloadRun& run, const plan::StepTimeline& timeline) {
+  StepGantt gantt;
+  gantt.segments = true;
+  gantt.stepSeconds = timeline.stepSeconds;
+  auto unitName = [&](int32_t unit) { return run.units[static_cast<size_t>(unit)]; };
+  std::vector<bool> seen(run.units.size(), false);
+  std::vector<plan::TimedSpan> segments = timeline.segments;
+  std::stable_sort(segments.begin(), segments.end(),
+                   [](const plan::TimedSpan& a, const plan::TimedSpan& b) { return a.start < b.start; });
+  double computeFree = 0;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const plan::TimedSpan& s = segments[i];
+    const auto unit = static_cast<size_t>(s.unit);
+    const std::string label = seen[unit] ? unitName(s.unit) + " backward" : unitName(s.unit);
+    seen[unit] = true;
+    if (s.start - computeFree > kIdleResolution) gantt.stalls.push_back({computeFree, s.start, label});
+    computeFree = std::max(computeFree, s.end);
+    gantt.bars.push_back({Stream::Compute, s.start, s.end, label, static_cast<int32_t>(i % 2), 0, i, i});
+    gantt.executionStart.push_back(s.start);
+    gantt.executionEnd.push_back(s.end);
+  }
+  auto copies = [&](const std::vector<plan::TimedSpan>& spans, Stream stream, bool sized) {
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const plan::TimedSpan& s = spans[i];
+      gantt.bars.push_back({stream, s.start, s.end, unitName(s.unit), static_cast<int32_t>(i % 2),
+                            sized ? run.unitBytes[static_cast<size_t>(s.unit)] : 0, 0, 0});
+    }
+  };
+  copies(timeline.h2d, Stream::HostToDevice, true);
+  copies(timeline.d2h, Stream::DeviceToHost, false);  // one copy per gradient tensor: the unit's bytes do not apply
+  gantt.begin = 0;
+  for (const GanttBar& bar : gantt.bars) {
+    gantt.begin = std::min(gantt.begin, bar.start);
+    gantt.stepSeconds = std::max(gantt.stepSeconds, bar.end);
+  }
+  return gantt;
+}
 
 bool StepGantt::uses(analysis::Stream stream) const {
   return std::any_of(bars.begin(), bars.end(), [&](const GanttBar& bar) { return bar.stream == stream; });

@@ -11,6 +11,7 @@
 
 #include "analysis/stream_sim.h"
 #include "passes/plan_builder.h"
+#include "plan/profile.h"
 
 namespace lathe::views {
 
@@ -48,5 +49,11 @@ struct StepGantt {
 
 [[nodiscard]] StepGantt buildStepGantt(const passes::PassContext& context, const plan::PlanState& state,
                                        const passes::PlannedStep& planned);
+
+// One step of a run whose weights were streamed (a run folder's lathe.profile/1 weight_offload), as
+// simulated or as measured: the units' segments on the compute row (a unit's second segment of a
+// training step is its backward), weight copies on the host-to-device row, gradients on the
+// device-to-host row, the compute stream's idle time between segments as stalls.
+[[nodiscard]] StepGantt offloadRunGantt(const plan::WeightOffloadRun& run, const plan::StepTimeline& timeline);
 
 }  // namespace lathe::views

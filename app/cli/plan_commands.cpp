@@ -255,6 +255,17 @@ int runProfile(const GlobalOptions& /*global*/) {
       }
       out["kernels"] = std::move(kernels);
     }
+    if (const auto& run = profile.weightOffload) {
+      out["weight_offload"] = {{"kind", run->kind},
+                               {"policy", run->policy},
+                               {"units", run->units.size()},
+                               {"resident", run->resident.size()},
+                               {"h2d_bandwidth", run->h2dBandwidth},
+                               {"simulated_step_seconds", run->simulated.stepSeconds},
+                               {"measured_step_seconds", run->measured.stepSeconds},
+                               {"simulated_idle_seconds", run->simulated.idleSeconds()},
+                               {"measured_idle_seconds", run->measured.idleSeconds()}};
+    }
     std::cout << out.dump(2) << '\n';
     return 0;
   }
@@ -266,24 +277,29 @@ int runProfile(const GlobalOptions& /*global*/) {
     graphs.add({g.graphId, formatBytes(g.predictedPeakBytes), formatSeconds(g.predictedStepSeconds), g.plan.empty() ? "-" : g.plan});
   }
   graphs.print(std::cout, "  ");
-  std::cout << fmt::format("\nmeasured over {} steps: median step {}", profile.steps.size(), formatSeconds(profile.medianStepSeconds()));
-  if (predictedStep > 0 && !profile.steps.empty()) {
-    std::cout << fmt::format(" (predicted {}, measured/predicted {:.2f})", formatSeconds(predictedStep),
-                             profile.medianStepSeconds() / predictedStep);
-  }
-  std::cout << '\n';
-  if (peak) {
-    std::cout << fmt::format("peak {} above the {} held before the step", formatBytes(*peak), formatBytes(before));
-    // One graph's plan predicts the whole step's peak (what it holds before included).
-    if (profile.graphs.size() == 1 && profile.graphs[0].predictedPeakBytes > 0) {
-      const uint64_t measured = *peak + before;
-      std::cout << fmt::format("; {} in all, predicted {} (measured/predicted {:.2f})", formatBytes(measured),
-                               formatBytes(profile.graphs[0].predictedPeakBytes),
-                               static_cast<double>(measured) / static_cast<double>(profile.graphs[0].predictedPeakBytes));
+  if (profile.steps.empty()) {
+    std::cout << "\nno steps measured (time steps with `with lathe.step(model):`)\n";
+  } else {
+    std::cout << fmt::format("\nmeasured over {} steps: median step {}", profile.steps.size(),
+                             formatSeconds(profile.medianStepSeconds()));
+    if (predictedStep > 0) {
+      std::cout << fmt::format(" (predicted {}, measured/predicted {:.2f})", formatSeconds(predictedStep),
+                               profile.medianStepSeconds() / predictedStep);
     }
     std::cout << '\n';
-  } else {
-    std::cout << "peak: not measured (no allocator statistics on " << profile.device << ")\n";
+    if (peak) {
+      std::cout << fmt::format("peak {} above the {} held before the step", formatBytes(*peak), formatBytes(before));
+      // One graph's plan predicts the whole step's peak (what it holds before included).
+      if (profile.graphs.size() == 1 && profile.graphs[0].predictedPeakBytes > 0) {
+        const uint64_t measured = *peak + before;
+        std::cout << fmt::format("; {} in all, predicted {} (measured/predicted {:.2f})", formatBytes(measured),
+                                 formatBytes(profile.graphs[0].predictedPeakBytes),
+                                 static_cast<double>(measured) / static_cast<double>(profile.graphs[0].predictedPeakBytes));
+      }
+      std::cout << '\n';
+    } else {
+      std::cout << "peak: not measured (no allocator statistics on " << profile.device << ")\n";
+    }
   }
   if (const plan::ProfiledStep* step = profile.kernelStep()) {
     constexpr size_t kShown = 15;
@@ -299,6 +315,25 @@ int runProfile(const GlobalOptions& /*global*/) {
     }
     kernels.print(std::cout, "  ");
     if (step->kernels.size() > kShown) std::cout << fmt::format("  ... {} more (--json lists all)\n", step->kernels.size() - kShown);
+  }
+  if (const auto& run = profile.weightOffload) {
+    uint64_t streamed = 0;
+    for (size_t i = 0; i < run->units.size(); ++i) {
+      if (std::find(run->resident.begin(), run->resident.end(), run->units[i]) == run->resident.end()) streamed += run->unitBytes[i];
+    }
+    std::cout << fmt::format("\nweight offload, one {} step under {}: {} units ({} streamed, {} resident), H2D {}/s measured\n",
+                             run->kind, run->policy, run->units.size(), formatBytes(streamed), run->resident.size(),
+                             formatBytes(static_cast<uint64_t>(run->h2dBandwidth)));
+    Table timelines({"", "step", "compute idle", "weight copies", "gradient copies"});
+    for (const auto& [name, timeline] : {std::pair{"simulated", &run->simulated}, std::pair{"measured", &run->measured}}) {
+      timelines.add({name, formatSeconds(timeline->stepSeconds), formatSeconds(timeline->idleSeconds()),
+                     std::to_string(timeline->h2d.size()), std::to_string(timeline->d2h.size())});
+    }
+    timelines.print(std::cout, "  ");
+    if (run->simulated.stepSeconds > 0) {
+      std::cout << fmt::format("  measured/simulated {:.3f} (the studio's Gantt shows both)\n",
+                               run->measured.stepSeconds / run->simulated.stepSeconds);
+    }
   }
   return 0;
 }

@@ -30,7 +30,7 @@ const QSize kScreenshotSize(1600, 1000);
 // Views that --view accepts.
 const QStringList kAvailableViews{QStringLiteral("graph"),  QStringLiteral("nodes"),    QStringLiteral("timeline"),
                                   QStringLiteral("budget"), QStringLiteral("pipeline"), QStringLiteral("gantt"),
-                                  QStringLiteral("guards"), QStringLiteral("code")};
+                                  QStringLiteral("guards"), QStringLiteral("code"),     QStringLiteral("offload")};
 
 // The centre tab a view shows; the plan views share the window with the node table.
 lathe::studio::MainWindow::CentralView centralViewFor(const QString& view, bool planView) {
@@ -83,7 +83,8 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
   window.resize(kScreenshotSize);
   // The plan views share the window with the node table, which is ready as soon as the graph is.
   const bool planView = view == QStringLiteral("timeline") || view == QStringLiteral("budget") ||
-                        view == QStringLiteral("pipeline") || view == QStringLiteral("gantt");
+                        view == QStringLiteral("pipeline") || view == QStringLiteral("gantt") ||
+                        view == QStringLiteral("offload");
   window.showCentralView(centralViewFor(view, planView));
   window.show();
   if (planView) {
@@ -92,6 +93,7 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
     window.showPlanView(view == QStringLiteral("timeline") ? MainWindow::PlanView::Timeline
                         : view == QStringLiteral("budget") ? MainWindow::PlanView::Budget
                         : view == QStringLiteral("gantt")  ? MainWindow::PlanView::Gantt
+                        : view == QStringLiteral("offload") ? MainWindow::PlanView::OffloadRun
                                                            : MainWindow::PlanView::Pipeline);
   }
   int exitCode = 0;

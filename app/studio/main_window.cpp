@@ -257,6 +257,7 @@ void MainWindow::createDocks() {
 void MainWindow::createPlanDocks() {
   budgetPanel_ = new views::BudgetPanel(planSession_, this);
   ganttView_ = new views::GanttView(planSession_, this);
+  offloadRunView_ = new views::OffloadRunView(this);
   paretoView_ = new views::ParetoView(planSession_, this);
   savedTensorModel_ = new views::SavedTensorLedgerModel(this);
   savedTensorProxy_ = new QSortFilterProxyModel(this);
@@ -283,6 +284,7 @@ void MainWindow::createPlanDocks() {
     return dock;
   };
   ganttDock_ = addPlanDock(ganttView_, tr("Gantt"), "ganttDock");
+  offloadRunDock_ = addPlanDock(offloadRunView_, tr("Offload run"), "offloadRunDock");
   savedTensorDock_ = addPlanDock(savedTensorTable_, tr("Saved tensors"), "savedTensorDock");
   paretoDock_ = addPlanDock(paretoView_, tr("Pareto"), "paretoDock");
   budgetDock_ = new QDockWidget(tr("Budget"), this);
@@ -292,6 +294,8 @@ void MainWindow::createPlanDocks() {
   // controls sit with the inspector, so the plots stay in view while the sliders move.
   splitDockWidget(timelineDock_, paretoDock_, Qt::Horizontal);
   tabifyDockWidget(timelineDock_, ganttDock_);
+  tabifyDockWidget(timelineDock_, offloadRunDock_);
+  offloadRunDock_->hide();
   tabifyDockWidget(timelineDock_, savedTensorDock_);
   auto* inspectorDock = qobject_cast<QDockWidget*>(inspector_->parentWidget());
   tabifyDockWidget(inspectorDock, budgetDock_);
@@ -300,7 +304,7 @@ void MainWindow::createPlanDocks() {
   // Tabs and splits reset the widths createDocks gave the side columns.
   resizeDocks({findChild<QDockWidget*>(QStringLiteral("artifactDock")), inspectorDock}, {380, 400}, Qt::Horizontal);
   resizeDocks({timelineDock_, paretoDock_}, {1000, 420}, Qt::Horizontal);
-  for (QDockWidget* dock : {budgetDock_, ganttDock_, paretoDock_, savedTensorDock_}) {
+  for (QDockWidget* dock : {budgetDock_, ganttDock_, offloadRunDock_, paretoDock_, savedTensorDock_}) {
     viewMenu_->addAction(dock->toggleViewAction());
   }
 
@@ -465,6 +469,8 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   }
   diagnosticsModel_->setDiagnostics(diagnostics);
   timelineView_->setMeasuredProfile(outcome.profile);
+  offloadRunView_->setProfile(outcome.profile);
+  offloadRunDock_->setVisible(offloadRunView_->hasRun());
   // An empty diagnostics pane only takes room from the nodes; it comes back when there is news.
   diagnosticsDock_->setVisible(diagnosticsModel_->rowCount() > 0);
   tree_->expandToDepth(1);
@@ -595,6 +601,7 @@ void MainWindow::showPlanView(PlanView view) {
     case PlanView::Budget: dock = budgetDock_; break;
     case PlanView::Pareto: dock = paretoDock_; break;
     case PlanView::SavedTensors: dock = savedTensorDock_; break;
+    case PlanView::OffloadRun: dock = offloadRunDock_; break;
   }
   dock->show();
   dock->raise();

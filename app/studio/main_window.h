@@ -33,6 +33,7 @@ class BudgetPanel;
 class DiagnosticsModel;
 class GraphNodesModel;
 class GanttView;
+class OffloadRunView;
 class GraphView;
 class MemoryTimelineView;
 class NodeInspector;
@@ -99,7 +100,7 @@ class MainWindow : public QMainWindow {
   bool selectGraphNode(const QString& graphId, ir::NodeId node);
 
   // The plan docks; planning runs in the background whenever a graph is selected.
-  enum class PlanView { Timeline, Pipeline, Gantt, Budget, Pareto, SavedTensors };
+  enum class PlanView { Timeline, Pipeline, Gantt, Budget, Pareto, SavedTensors, OffloadRun };
   // Shows, raises and enlarges a plan dock (for screenshots and the View menu).
   void showPlanView(PlanView view);
   [[nodiscard]] views::PlanSession* planSession() const { return planSession_; }
@@ -107,6 +108,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] views::MemoryTimelineView* timelineView() const { return timelineView_; }
   [[nodiscard]] views::BudgetPanel* budgetPanel() const { return budgetPanel_; }
   [[nodiscard]] views::GanttView* ganttView() const { return ganttView_; }
+  [[nodiscard]] views::OffloadRunView* offloadRunView() const { return offloadRunView_; }
   [[nodiscard]] views::ParetoView* paretoView() const { return paretoView_; }
   [[nodiscard]] views::SavedTensorLedgerModel* savedTensorModel() const { return savedTensorModel_; }
   [[nodiscard]] QTableView* savedTensorTable() const { return savedTensorTable_; }
@@ -194,12 +196,14 @@ class MainWindow : public QMainWindow {
   // The budget, Gantt, Pareto and saved-tensor docks (createPlanDocks).
   views::BudgetPanel* budgetPanel_ = nullptr;
   views::GanttView* ganttView_ = nullptr;
+  views::OffloadRunView* offloadRunView_ = nullptr;  // a run folder's weight offload, measured and simulated
   views::ParetoView* paretoView_ = nullptr;
   views::SavedTensorLedgerModel* savedTensorModel_ = nullptr;
   QSortFilterProxyModel* savedTensorProxy_ = nullptr;
   QTableView* savedTensorTable_ = nullptr;
   QDockWidget* budgetDock_ = nullptr;
   QDockWidget* ganttDock_ = nullptr;
+  QDockWidget* offloadRunDock_ = nullptr;  // shown when the opened run streamed weights
   QDockWidget* paretoDock_ = nullptr;
   QDockWidget* savedTensorDock_ = nullptr;
   QTreeView* tree_ = nullptr;

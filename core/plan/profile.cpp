@@ -26,7 +26,65 @@ std::optional<uint64_t> readOptionalBytes(const Reader& r, const At& object, std
   return r.as<uint64_t>(at);
 }
 
+Json timelineJson(const StepTimeline& timeline) {
+  auto spans = [](const std::vector<TimedSpan>& list) {
+    Json out = Json::array();
+    for (const TimedSpan& s : list) out.push_back({{"unit", s.unit}, {"start", s.start}, {"end", s.end}});
+    return out;
+  };
+  return {{"step_seconds", timeline.stepSeconds},
+          {"segments", spans(timeline.segments)},
+          {"h2d", spans(timeline.h2d)},
+          {"d2h", spans(timeline.d2h)}};
+}
+
+StepTimeline readTimeline(const Reader& r, const At& at, size_t unitCount) {
+  StepTimeline timeline;
+  timeline.stepSeconds = r.value<double>(at, "step_seconds");
+  if (timeline.stepSeconds < 0) r.fail(r.field(at, "step_seconds"), "a time is not negative");
+  auto spans = [&](std::string_view key, std::vector<TimedSpan>& out) {
+    r.forEach(r.field(at, key), [&](const At& s) {
+      TimedSpan span;
+      span.unit = r.value<int32_t>(s, "unit");
+      if (span.unit < 0 || static_cast<size_t>(span.unit) >= unitCount) r.fail(r.field(s, "unit"), "not a unit's index");
+      span.start = r.value<double>(s, "start");
+      span.end = r.value<double>(s, "end");
+      if (span.end < span.start) r.fail(r.field(s, "end"), "a span ends where or after it starts");
+      out.push_back(span);
+    });
+  };
+  spans("segments", timeline.segments);
+  spans("h2d", timeline.h2d);
+  spans("d2h", timeline.d2h);
+  return timeline;
+}
+
+WeightOffloadRun readWeightOffload(const Reader& r, const At& at) {
+  WeightOffloadRun run;
+  run.kind = r.value<std::string>(at, "kind");
+  if (run.kind != "inference" && run.kind != "training") r.fail(r.field(at, "kind"), "inference or training");
+  run.policy = r.name(r.field(at, "policy"));
+  r.forEach(r.field(at, "units"), [&](const At& u) { run.units.push_back(r.name(u)); });
+  r.forEach(r.field(at, "unit_bytes"), [&](const At& b) { run.unitBytes.push_back(r.as<uint64_t>(b)); });
+  if (run.unitBytes.size() != run.units.size()) r.fail(r.field(at, "unit_bytes"), "one size per unit");
+  r.forEach(r.field(at, "resident"), [&](const At& u) {
+    run.resident.push_back(r.name(u));
+    if (std::find(run.units.begin(), run.units.end(), run.resident.back()) == run.units.end()) r.fail(u, "not a unit");
+  });
+  run.h2dBandwidth = r.value<double>(at, "h2d_bandwidth");
+  if (run.h2dBandwidth <= 0) r.fail(r.field(at, "h2d_bandwidth"), "a positive rate");
+  run.simulated = readTimeline(r, r.field(at, "simulated"), run.units.size());
+  run.measured = readTimeline(r, r.field(at, "measured"), run.units.size());
+  return run;
+}
+
 }  // namespace
+
+double StepTimeline::idleSeconds() const {
+  double busy = 0;
+  for (const TimedSpan& s : segments) busy += s.end - s.start;
+  return std::max(0.0, stepSeconds - busy);
+}
 
 double MeasuredProfile::medianStepSeconds() const {
   if (steps.empty()) return 0;
@@ -87,6 +145,17 @@ std::string profileToJson(const MeasuredProfile& profile) {
     steps.push_back(std::move(step));
   }
   j["steps"] = std::move(steps);
+  if (profile.weightOffload) {
+    const WeightOffloadRun& run = *profile.weightOffload;
+    j["weight_offload"] = {{"kind", run.kind},
+                           {"policy", run.policy},
+                           {"units", run.units},
+                           {"unit_bytes", run.unitBytes},
+                           {"resident", run.resident},
+                           {"h2d_bandwidth", run.h2dBandwidth},
+                           {"simulated", timelineJson(run.simulated)},
+                           {"measured", timelineJson(run.measured)}};
+  }
   return j.dump(1) + "\n";
 }
 
@@ -127,6 +196,7 @@ MeasuredProfile profileFromJson(std::string_view text, const std::string& source
     }
     profile.steps.push_back(std::move(step));
   });
+  if (r.has(j, "weight_offload")) profile.weightOffload = readWeightOffload(r, r.field(j, "weight_offload"));
   return profile;
 }
 

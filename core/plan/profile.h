@@ -8,13 +8,24 @@
 //    "graphs": [{"graph": ID, "fingerprint": HEX, "plan": PATH relative to the profile, or "",
 //                "predicted_peak_bytes": N, "predicted_step_seconds": s}],
 //    "steps": [{"seconds": s, "peak_bytes": N or null, "before_bytes": N or null,
-//               "kernels": [{"name": S, "calls": N, "seconds": s}]}]}     ("kernels" optional)
+//               "kernels": [{"name": S, "calls": N, "seconds": s}]}],    ("kernels" optional)
+//    "weight_offload": {"kind": "inference" | "training", "policy": S,    (optional)
+//                       "units": [S], "unit_bytes": [N], "resident": [S], "h2d_bandwidth": bytes/s,
+//                       "simulated": TIMELINE, "measured": TIMELINE}}
+//   TIMELINE = {"step_seconds": s, "segments": [SPAN], "h2d": [SPAN], "d2h": [SPAN]}
+//   SPAN = {"unit": index into units, "start": s, "end": s}      (seconds from the step's start)
 //
 // peak_bytes is max_memory_allocated over the step minus memory_allocated before it (the anchors'
 // measure); null where the device keeps no allocator statistics (the CPU). A step with "kernels"
 // ran under torch.profiler (lathe.step(model, kernels=True)): per kernel name its launches and
 // device time in the step, longest first (on the CPU: the operators' own CPU time). The profiler
 // slows such a step, so the median step time leaves profiled steps out while others exist.
+//
+// weight_offload: a run whose layer units' weights were streamed (the runtime's lathe._weights): one
+// step under the plan in use, as the offload planner simulated it and as the GPU ran it. Segments
+// are the units' computes in step order (training: the forwards, then the backwards in reverse),
+// h2d the weight copies, d2h the gradients copied out (measured only: the planner does not model
+// them). A copy that starts in the previous step has a negative start.
 #pragma once
 
 #include <cstdint>
@@ -53,12 +64,44 @@ struct ProfiledStep {
   friend bool operator==(const ProfiledStep&, const ProfiledStep&) = default;
 };
 
+struct TimedSpan {
+  int32_t unit = 0;  // index into WeightOffloadRun::units
+  double start = 0;  // seconds from the step's start
+  double end = 0;
+  friend bool operator==(const TimedSpan&, const TimedSpan&) = default;
+};
+
+struct StepTimeline {
+  double stepSeconds = 0;
+  std::vector<TimedSpan> segments;
+  std::vector<TimedSpan> h2d;
+  std::vector<TimedSpan> d2h;
+  friend bool operator==(const StepTimeline&, const StepTimeline&) = default;
+
+  // The compute stream idle within the step: before the first segment, between segments and after
+  // the last (a wait for weights, or code outside the units), seconds.
+  [[nodiscard]] double idleSeconds() const;
+};
+
+struct WeightOffloadRun {
+  std::string kind;  // "inference" or "training"
+  std::string policy;
+  std::vector<std::string> units;
+  std::vector<uint64_t> unitBytes;  // parallel to units
+  std::vector<std::string> resident;
+  double h2dBandwidth = 0;  // bytes/s, measured by the profiled step
+  StepTimeline simulated;
+  StepTimeline measured;
+  friend bool operator==(const WeightOffloadRun&, const WeightOffloadRun&) = default;
+};
+
 struct MeasuredProfile {
   std::string device;
   uint64_t deviceMemoryBytes = 0;
   std::string torchVersion;
   std::vector<ProfiledGraph> graphs;
   std::vector<ProfiledStep> steps;
+  std::optional<WeightOffloadRun> weightOffload;
   friend bool operator==(const MeasuredProfile&, const MeasuredProfile&) = default;
 
   // Median step time of the steps not profiled (of every step when all were); 0 without steps.

@@ -194,9 +194,26 @@ nb::dict planWeightOffload(const std::vector<double>& segmentSeconds, const std:
   passes::OffloadOptions options;
   options.residentFraction = residentFraction;
   plan::OffloadDecision decision;
+  passes::OffloadTimeline timeline;
   {
     nb::gil_scoped_release release;
     decision = passes::planOffload(problem, policy, options);
+    timeline = passes::simulateOffload(problem, decision);
+  }
+  // Each segment as the reported (last) simulated step runs it: the k-th compute task is segment
+  // k % n of step k / n.
+  nb::list segments;
+  const size_t n = problem.segments.size();
+  size_t computeSeen = 0;
+  for (const analysis::TaskRecord& record : timeline.sim.tasks) {
+    if (record.stream != analysis::Stream::Compute) continue;
+    if (n > 0 && computeSeen / n == static_cast<size_t>(timeline.steps - 1)) {
+      nb::dict span;
+      span["start"] = record.start - timeline.stepStart;
+      span["end"] = record.end - timeline.stepStart;
+      segments.append(span);
+    }
+    ++computeSeen;
   }
   nb::list prefetches;
   for (const plan::Prefetch& p : decision.prefetches) {
@@ -212,6 +229,7 @@ nb::dict planWeightOffload(const std::vector<double>& segmentSeconds, const std:
   out["policy"] = decision.policy;
   out["resident"] = decision.resident;
   out["prefetches"] = prefetches;
+  out["segments"] = segments;
   out["step_seconds"] = decision.stepSeconds;
   out["compute_seconds"] = decision.computeSeconds;
   out["bubble_seconds"] = decision.bubbleSeconds;
@@ -265,7 +283,8 @@ NB_MODULE(_native, m) {
   m.def("plan_weight_offload", &planWeightOffload, nb::arg("segment_seconds"), nb::arg("segment_units"),
         nb::arg("unit_bytes"), nb::arg("unit_names"), nb::arg("h2d_bandwidth"), nb::arg("launch_latency"),
         nb::arg("budget_bytes"), nb::arg("repeated"), nb::arg("policy"), nb::arg("resident_fraction") = nb::none(),
-        "Weight offload (passes::planOffload): which units stay resident and when the others are copied in.");
+        "Weight offload (passes::planOffload): which units stay resident and when the others are copied in, "
+        "with each segment's start and end in the simulated step.");
   m.def("hardware_link", [](const std::string& id) {
     const hw::HwProfile profile = hw::resolveHwProfile(id);
     return nb::make_tuple(profile.h2dBandwidth, profile.launchOverhead);
@@ -276,9 +295,13 @@ NB_MODULE(_native, m) {
   // The one reader of lathe.profile/1: the runtime checks what it wrote through it.
   m.def("check_profile", [](const std::string& path) {
     const plan::MeasuredProfile profile = plan::readProfile(path);
+    std::optional<std::tuple<size_t, size_t>> offload;
+    if (profile.weightOffload) offload = {profile.weightOffload->measured.segments.size(), profile.weightOffload->measured.h2d.size()};
     return nb::make_tuple(profile.steps.size(), profile.graphs.size(), profile.medianStepSeconds(),
-                          profile.maxPeakBytes());
-  }, nb::arg("path"), "Reads a lathe.profile/1 file: (steps, graphs, median step seconds, max peak bytes or None).");
+                          profile.maxPeakBytes(), offload);
+  }, nb::arg("path"),
+        "Reads a lathe.profile/1 file: (steps, graphs, median step seconds, max peak bytes or None, (measured "
+        "segments, measured weight copies) of its weight_offload run or None).");
   m.def("hardware_profiles", &hw::builtInHwIds, "Ids of the built-in hardware profiles.");
   m.def("hardware_memory", [](const std::string& id) { return hw::resolveHwProfile(id).hbmCapacity; }, nb::arg("hardware"),
         "Device memory of a hardware profile, in bytes.");

@@ -5,6 +5,7 @@
 // not read is a warning, and the capture still opens; so is a run plan that does not read, and the
 // measurements stay.
 #include <QApplication>
+#include <QDockWidget>
 #include <QDir>
 #include <QFile>
 #include <QSignalSpy>
@@ -13,6 +14,7 @@
 #include <QTest>
 #include <QTreeView>
 #include <filesystem>
+#include <qcustomplot.h>
 
 #include "language.h"
 #include "main_window.h"
@@ -20,6 +22,8 @@
 #include "plan/profile.h"
 #include "views/artifact_tree_model.h"
 #include "views/diagnostics_model.h"
+#include "views/formatting.h"
+#include "views/gantt_view.h"
 #include "views/memory_timeline_view.h"
 #include "views/plan_session.h"
 
@@ -29,6 +33,8 @@ namespace plan = lathe::plan;
 namespace {
 
 const QString kRunFolder = QStringLiteral(LATHE_SOURCE_DIR "/tests/data/run_folder");
+// A training run on the H200 with 4 Llama-3-8B-dims layers' weights streamed (bench/device/offload).
+const QString kOffloadRun = QStringLiteral(LATHE_SOURCE_DIR "/tests/data/h200_weight_offload_run");
 
 bool openAndPlan(MainWindow& window, const QString& path) {
   QSignalSpy loaded(&window, &MainWindow::loadFinished);
@@ -118,6 +124,45 @@ class RunFolderTest : public QObject {
     QCOMPARE(onlyWarningCode(window), QStringLiteral("profile_unreadable"));
     const auto* timeline = window.findChild<lathe::views::MemoryTimelineView*>();
     QVERIFY(timeline->measuredSummary().isEmpty());
+  }
+
+  void aRunThatStreamedWeightsShowsItsStepMeasuredBesideSimulated() {
+    using lathe::analysis::Stream;
+    MainWindow window(MainWindow::Options{.useSettings = false});
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(openAndPlan(window, kOffloadRun));
+    lathe::views::OffloadRunView* view = window.offloadRunView();
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("offloadRunDock"));
+    QVERIFY(view->hasRun() && dock->toggleViewAction()->isChecked());
+    window.showPlanView(MainWindow::PlanView::OffloadRun);
+    const plan::MeasuredProfile profile = plan::readProfile((kOffloadRun + QStringLiteral("/lathe.profile.json")).toStdString());
+    const plan::WeightOffloadRun& run = *profile.weightOffload;
+    QCOMPARE(run.kind, std::string("training"));
+    // Every span of the profile is a bar of its row: the forwards and backwards, the copies.
+    QCOMPARE(view->barCount(true, Stream::Compute), static_cast<int>(run.measured.segments.size()));
+    QCOMPARE(view->barCount(false, Stream::Compute), 2 * static_cast<int>(run.units.size()));
+    QCOMPARE(view->barCount(true, Stream::HostToDevice), static_cast<int>(run.measured.h2d.size()));
+    QCOMPARE(view->barCount(false, Stream::HostToDevice), static_cast<int>(run.simulated.h2d.size()));
+    QVERIFY(view->barCount(true, Stream::DeviceToHost) > 0);
+    QCOMPARE(view->barCount(false, Stream::DeviceToHost), 0);  // the planner does not model gradient copies
+    QVERIFY(view->stallCount(true) > 0);  // the forward waits for its first weights
+    QVERIFY2(view->title().contains(lathe::views::formatSeconds(run.measured.stepSeconds)), qPrintable(view->title()));
+    // Hovering the first measured segment and the last simulated one names them.
+    QCustomPlot* plot = view->plot();
+    plot->replot();
+    auto pixel = [&](const plan::TimedSpan& span, bool measured) {
+      return QPointF(plot->xAxis->coordToPixel((span.start + span.end) / 2 * 1e3),
+                     plot->yAxis->coordToPixel(view->rowOf(measured, Stream::Compute)));
+    };
+    QVERIFY2(view->toolTipAt(pixel(run.measured.segments.front(), true)).startsWith(QStringLiteral("Measured compute: layers.0\n")),
+             qPrintable(view->toolTipAt(pixel(run.measured.segments.front(), true))));
+    QVERIFY(view->toolTipAt(pixel(run.simulated.segments.back(), false))
+                .startsWith(QStringLiteral("Simulated compute: layers.0 backward\n")));
+
+    // A run folder that streamed nothing has no such run: the dock goes.
+    QVERIFY(openAndPlan(window, kRunFolder));
+    QVERIFY(!view->hasRun() && !dock->toggleViewAction()->isChecked());
   }
 
   void anUnreadableRunPlanIsItsOwnWarningAndTheMeasurementsStay() {

@@ -249,7 +249,7 @@ def test_measured_steps_go_to_the_run_folder_profile_which_lathe_reads(tmp_path)
     steps = lathe.measured_steps(model)
     assert len(steps) == 3 and all(s["seconds"] > 0 for s in steps)
     profile = tmp_path / "lathe.profile.json"
-    count, graphs, median, peak = lathe._native.check_profile(str(profile))  # the C++ reader
+    count, graphs, median, peak, offload = lathe._native.check_profile(str(profile))  # the C++ reader
     assert (count, graphs) == (3, 1) and median > 0 and peak is None  # no allocator statistics on the CPU
     # `lathe profile FOLDER` sets the measured steps beside the plan's prediction.
     report = subprocess.run([CLI, "profile", str(tmp_path)], capture_output=True, text=True, check=True).stdout

@@ -58,7 +58,7 @@ class SimulatedDevice:
     def __init__(self, unit_seconds, bandwidth, capacity=1 << 40, activation_bytes=0):
         self.unit_seconds, self.bandwidth, self.capacity = unit_seconds, bandwidth, capacity
         self.activation_bytes = activation_bytes  # held on the device while a unit computes
-        self.compute, self.copy_stream = "compute", "copy"
+        self.compute, self.copy_stream, self.copy_out_stream = "compute", "copy", "copy_out"
         self.clock = {"compute": 0.0, "copy": 0.0, "copy_out": 0.0}
         self.copies = []  # (slot address, source address, start, end)
         self.copies_out = []  # (destination address, ready, start, end)
@@ -97,12 +97,11 @@ class SimulatedDevice:
         self.clock["copy"] += source.numel() / self.bandwidth
         self.copies.append((destination.data_ptr(), source.data_ptr(), start, self.clock["copy"]))
 
-    def copy_out(self, destination, source, after):
-        assert after.time is not None
+    def copy_out(self, destination, source):
         destination.copy_(source)
-        start = max(self.clock["copy_out"], after.time)
+        start = self.clock["copy_out"]
         self.clock["copy_out"] = start + source.numel() * source.element_size() / self.bandwidth
-        self.copies_out.append((destination.data_ptr(), after.time, start, self.clock["copy_out"]))
+        self.copies_out.append((destination.data_ptr(), start, self.clock["copy_out"]))
         done = _Event()
         done.time = self.clock["copy_out"]
         return done
@@ -429,3 +428,32 @@ def test_the_streamer_and_its_device_memory_go_with_the_model():
     gc.collect()
     assert collected() is None
     assert device.allocated == 0
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_a_recorded_step_goes_to_the_run_folder_beside_its_simulation(monkeypatch, tmp_path, training):
+    device = SimulatedDevice([1.5e-3] * UNITS, UNIT_BYTES / 1.2e-3)
+    monkeypatch.setattr(_weights, "default_device", lambda: device)
+    model = lathe.compile(Stack(), offload=dict(resident=0.3), hw="h200", trace_dir=str(tmp_path))
+    x = torch.randn(4, 8)
+    if training:
+        train(model, x, _weights._TIMELINE_STEP)
+    else:
+        with torch.no_grad():
+            for _ in range(_weights._TIMELINE_STEP):
+                model(x)
+    timeline = model._lathe_weights.timeline
+    assert timeline["kind"] == ("training" if training else "inference")
+    segments = 2 * UNITS if training else UNITS
+    simulated, measured = timeline["simulated"], timeline["measured"]
+    assert len(simulated["segments"]) == len(measured["segments"]) == segments
+    assert len(measured["h2d"]) == len(simulated["h2d"]) > 0
+    assert (len(measured["d2h"]) > 0) == training
+    # The simulated device runs what the plan simulates: the two timelines agree.
+    assert measured["step_seconds"] == pytest.approx(simulated["step_seconds"], rel=0.05)
+    for ran, planned in zip(measured["segments"], simulated["segments"]):
+        assert ran["unit"] == planned["unit"]
+        assert ran["end"] - ran["start"] == pytest.approx(planned["end"] - planned["start"], rel=1e-6)
+    # Written to the run folder's profile, which the C++ reader accepts.
+    steps, graphs, _, _, offload = lathe._native.check_profile(str(tmp_path / "lathe.profile.json"))
+    assert offload == (segments, len(measured["h2d"]))

@@ -23,7 +23,9 @@ BENCH_STEPS (10 timed steps), BENCH_RESIDENT (0.3,0), BENCH_POLICIES (base,cost-
 optimal), BENCH_COMPILE_SEQS (4096: rows where the layers are compiled, torch.compile resident against
 lathe.compile(offload=...) at each resident fraction with the default policy; empty for none),
 BENCH_TRAIN (optimal,heuristic: the policies of the training rows, at each resident fraction; empty
-for none), BENCH_TRAIN_COMPILE (1: training rows with the layers compiled too), BENCH_CARD_GB (32; 0
+for none), BENCH_TRAIN_COMPILE (1: training rows with the layers compiled too: torch.compile and lathe.compile
+resident, lathe.compile streamed against lathe.compile resident; the first streamed one writes its
+run folder, with the recorded step beside its simulation, to $OUT/run-train-r<resident>), BENCH_CARD_GB (32; 0
 for no small-card row), BENCH_CARD_LAYERS (112).
 """
 
@@ -156,6 +158,8 @@ def training_rows(steps, residents, policies, compiled, h2d, d2h):
                 layer.forward = torch.compile(layer.forward)
             return m.cuda()
         variants.append(("torch.compile", compile_units))
+        # lathe.compile's own resident step (its default policy recomputes): the floor of its offload rows.
+        variants.append(("lathe.compile", lambda m: lathe.compile(m.cuda(), hw="h200")))
     for label, prepare in variants:
         model = prepare(copy.deepcopy(master))
         compute, peak, before, loss, x_grad = timed_training(model, x, steps)
@@ -164,6 +168,8 @@ def training_rows(steps, residents, policies, compiled, h2d, d2h):
                          floor_ms=compute * 1e3, ratio=1.0, peak_gb=(peak + before) / GB, equal=True))
         del model
         release()
+        if label == "torch.compile":
+            continue
         runs = [(policy, r) for r in residents for policy in policies] if label == "eager" else \
             [(_options.OffloadSpec().policy, r) for r in residents]
         for policy, resident in runs:
@@ -172,7 +178,12 @@ def training_rows(steps, residents, policies, compiled, h2d, d2h):
                 model = copy.deepcopy(master)
                 streamer = _weights.attach(model, _options.OffloadSpec(**spec), "h200")
             else:
-                model = lathe.compile(copy.deepcopy(master), offload=spec, hw="h200")
+                # The first gets a run folder (its TORCH_TRACE, plans and lathe.profile.json with the
+                # streamed step beside its simulation), brought back under $OUT.
+                trace_dir = None
+                if os.environ.get("OUT") and runs.index((policy, resident)) == 0:
+                    trace_dir = os.path.join(os.environ["OUT"], f"run-train-r{resident}")
+                model = lathe.compile(copy.deepcopy(master), offload=spec, hw="h200", trace_dir=trace_dir)
                 streamer = model._lathe_weights
             measured, peak, before, streamed_loss, streamed_grad = timed_training(model, x, steps)
             report = streamer.report()

@@ -92,6 +92,7 @@ def _compile_module(module: torch.nn.Module, settings: CompileOptions) -> torch.
     # Streaming runs between the layer units (eager hooks), so each unit's forward is compiled on its
     # own; the code around them runs eagerly.
     streamer = _weights.attach(module, settings.offload, resolve_hardware(settings.hw))
+    streamer.on_timeline = backend.record_weight_offload
     for unit in streamer.units:
         unit.module.forward = torch.compile(unit.module.forward, backend=backend, dynamic=settings.dynamic)
     return module

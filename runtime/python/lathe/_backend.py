@@ -32,6 +32,7 @@ class LatheBackend:
         self.plan_files: dict[str, str] = {}  # graph id -> its bundle in the run folder
         self.rewritten: list[str] = []  # what the memory rewrites changed, one line per node
         self.recorder = StepRecorder()
+        self.weight_offload: Optional[dict] = None  # a streamed step beside its simulation (_weights.py)
         self._lock = threading.Lock()
 
     def _record(self, plan: GraphPlan) -> None:
@@ -46,7 +47,12 @@ class LatheBackend:
             return None
         with self._lock:
             plans, files, steps = list(self.plans), dict(self.plan_files), list(self.recorder.steps)
-        return write_profile(self.run_folder.path, plans, files, steps)
+        return write_profile(self.run_folder.path, plans, files, steps, self.weight_offload)
+
+    def record_weight_offload(self, timeline: dict) -> None:
+        """The weight streamer's recorded step: kept, and written to the run folder's profile."""
+        self.weight_offload = timeline
+        self.write_profile()
 
     def _compile(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any], graph_id: str) -> Callable[..., Any]:
         from torch._inductor.compile_fx import compile_fx

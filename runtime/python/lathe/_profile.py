@@ -90,13 +90,16 @@ def _device() -> dict:
     return {"name": "cpu", "memory_bytes": 0}
 
 
-def write_profile(folder: str, plans: list, plan_files: dict, steps: list[dict]) -> str:
+def write_profile(folder: str, plans: list, plan_files: dict, steps: list[dict],
+                  weight_offload: Optional[dict] = None) -> str:
     graphs = [{"graph": p.graph_id, "fingerprint": p.plan.fingerprint,
                "plan": os.path.relpath(plan_files[p.graph_id], folder) if p.graph_id in plan_files else "",
                "predicted_peak_bytes": int(p.plan.peak_bytes), "predicted_step_seconds": float(p.plan.step_seconds)}
               for p in plans]
     document = {"format": PROFILE_FORMAT, "device": _device(), "torch": torch.__version__, "graphs": graphs,
                 "steps": steps}
+    if weight_offload is not None:
+        document["weight_offload"] = weight_offload
     return write_atomically(os.path.join(folder, PROFILE_FILE), json.dumps(document, indent=1))
 
 

@@ -49,6 +49,9 @@ _STREAMER_ATTR = "_lathe_weights"
 # used segments (a 32 GB card ran out at 29.4 GB allocated with no reserve).
 _FRAGMENTATION_RESERVE = 0.03
 _PROFILED_STEP = 2  # call 1 compiles and warms up under `base`; call 2 is timed; call 3 runs the policy
+# The step recorded as a timeline beside the plan's simulation: the second under the chosen policy
+# (the first starts cold, without the copies a previous step would have issued).
+_TIMELINE_STEP = _PROFILED_STEP + 2
 
 
 def find_units(model: torch.nn.Module, names: Optional[Sequence[str]] = None) -> list[tuple[str, torch.nn.Module]]:
@@ -100,14 +103,13 @@ class CudaDevice:
         with torch.cuda.stream(self.copy_stream):
             destination.copy_(source, non_blocking=True)
 
-    def copy_out(self, destination: torch.Tensor, source: torch.Tensor, after: Any) -> Any:
-        """Copies a device tensor to pinned host memory once `after` has passed; returns the event
-        after the copy. The source's memory is not reused before the copy has read it."""
-        self.copy_out_stream.wait_event(after)
+    def copy_out(self, destination: torch.Tensor, source: torch.Tensor) -> Any:
+        """Copies a device tensor to pinned host memory on the copy-out stream; returns the event after
+        the copy. The source's memory is not reused before the copy has read it."""
         with torch.cuda.stream(self.copy_out_stream):
             destination.copy_(source, non_blocking=True)
         source.record_stream(self.copy_out_stream)
-        done = torch.cuda.Event()
+        done = torch.cuda.Event(enable_timing=True)
         done.record(self.copy_out_stream)
         return done
 
@@ -210,6 +212,9 @@ class _Step:
     copied_out: Any = None  # event after the last gradient copy
     ended: bool = False
     allocated_before: int = 0  # device bytes allocated as the step began (profiled steps)
+    begin: Any = None  # event on the compute stream as the step began (timed steps)
+    ends: list = dataclasses.field(default_factory=list)  # per segment: event at its end (timed steps)
+    copies_out: list = dataclasses.field(default_factory=list)  # (unit, start, done) (timeline step)
 
 
 class WeightStreamer:
@@ -239,6 +244,9 @@ class WeightStreamer:
         self._step: Optional[_Step] = None
         self._step_count = 0
         self.kind = INFERENCE
+        self._timed_copies: list[_Load] = []
+        self.timeline: Optional[dict] = None  # the recorded step beside its simulation (_record_timeline)
+        self.on_timeline: Optional[Any] = None  # called with it once recorded
         self._adopt(INFERENCE)
         for position, (_, module) in enumerate(unit_modules):
             module.register_forward_pre_hook(lambda _m, _a, position=position: self._before(position))
@@ -381,7 +389,13 @@ class WeightStreamer:
         state.steps += 1
         self._step_count += 1
         step = _Step(self._step_count, kind, [None] * len(state.segments))
+        step.ends = [None] * len(state.segments)
         self._step = step
+        if state.steps == _TIMELINE_STEP:
+            step.begin = self.device.event()
+            self.device.record(self.device.compute, step.begin)
+            step.copies = [load for load in self._timed_copies if load.next_step]  # issued for this step
+        self._timed_copies = []
         if state.steps == _PROFILED_STEP:  # what the step holds beyond the weights: the room left them
             step.allocated_before = self.device.allocated_bytes()
             self.device.reset_peak()
@@ -409,17 +423,31 @@ class WeightStreamer:
         step = self._step
         return step is not None and not step.ended and self._kinds[self.kind].steps == _PROFILED_STEP
 
+    def _recording(self) -> bool:
+        """The step recorded as a timeline; its copies include those the step before issued for it."""
+        step = self._step
+        return step is not None and not step.ended and self._kinds[self.kind].steps == _TIMELINE_STEP
+
+    def _timing_copies(self) -> bool:
+        step = self._step
+        return step is not None and not step.ended and \
+            self._kinds[self.kind].steps in (_PROFILED_STEP, _TIMELINE_STEP - 1, _TIMELINE_STEP)
+
     def _end_forward(self) -> None:
         if self._step is not None and self._step.kind == INFERENCE:
             self._end_step()
 
     def _end_step(self) -> None:
         step = self._step
-        if self._profiling():
+        if self._profiling() or self._recording():
             end = self.device.event()
             self.device.record(self.device.compute, end)
+            profiling = self._profiling()
             step.ended = True
-            self._measure_and_replan(step, end)
+            if profiling:
+                self._measure_and_replan(step, end)
+            else:
+                self._record_timeline(step, end)
         step.ended = True
 
     def _abandon_step(self) -> None:
@@ -479,10 +507,12 @@ class WeightStreamer:
         if self._slot_free[slot] is not None:
             self.device.wait(copy, self._slot_free[slot])
         load = _Load(request.unit, slot, request.deadline, request.next_step, loaded=self.device.event())
-        if self._profiling():
+        if self._timing_copies():
             load.start = self.device.event()
             self.device.record(copy, load.start)
-            self._step.copies.append(load)
+            if self._profiling() or (self._recording() and not request.next_step):
+                self._step.copies.append(load)
+            self._timed_copies.append(load)
         info = self.units[request.unit]
         self.device.copy(self._slots[slot][:info.nbytes], info.host)
         self.device.record(copy, load.loaded)
@@ -513,7 +543,7 @@ class WeightStreamer:
 
     def _begin_segment(self, seg: int) -> None:
         prefetches = self._by_trigger.get(seg, [])
-        profiling = self._profiling()
+        profiling = self._profiling() or self._recording()
         reached = None  # the compute stream has reached the segment: every earlier one has ended
         if prefetches or profiling:
             reached = self.device.event()
@@ -548,6 +578,10 @@ class WeightStreamer:
     def _end_segment(self, seg: int) -> None:
         position = self._kinds[self.kind].segments[seg]
         self.device.end_compute(position)
+        if self._recording() or self._profiling():
+            end = self.device.event()
+            self.device.record(self.device.compute, end)
+            self._step.ends[seg] = end
         if self._run_start[seg] is None or not self._run_ends[seg]:
             return
         load = self._loads.pop(self._run_start[seg])
@@ -631,7 +665,14 @@ class WeightStreamer:
             views = unit.staging_views
         ready = self.device.event()
         self.device.record(self.device.compute, ready)
-        step.copied_out = self.device.copy_out(views[index], tensor.grad, ready)
+        self.device.wait(self.device.copy_out_stream, ready)
+        start = None
+        if self._recording():
+            start = self.device.event()
+            self.device.record(self.device.copy_out_stream, start)
+        step.copied_out = self.device.copy_out(views[index], tensor.grad)
+        if start is not None:
+            step.copies_out.append((position, start, step.copied_out))
         tensor.grad = None
         step.grads.append((position, index))
 
@@ -641,8 +682,9 @@ class WeightStreamer:
             raise LatheError("offload: a layer unit did not run in the profiled step; name the units that run "
                              "with offload=dict(units=[...])")
         # A segment lasts from when it could run until the compute stream reaches the next one: the code
-        # between units counts, a wait for the next unit's weights does not.
-        reached = [r for r, _ in step.starts[1:]] + [end]
+        # between units counts, a wait for the next unit's weights does not. A training step's last
+        # segment ends with it (what follows is the host waiting for the gradients' copies).
+        reached = [r for r, _ in step.starts[1:]] + [step.ends[-1] if step.kind == TRAINING else end]
         seconds = [self.device.seconds(ready, until) for (_, ready), until in zip(step.starts, reached)]
         copied = sum(self.units[load.unit].nbytes for load in step.copies)
         copy_seconds = sum(self.device.seconds(load.start, load.loaded) for load in step.copies)
@@ -658,6 +700,39 @@ class WeightStreamer:
                           "step_bytes": step_bytes, "weight_budget_bytes": budget}
         state.plan = self._plan(step.kind, self.spec.policy, seconds, bandwidth, budget)
         self._adopt(step.kind)
+
+    def _record_timeline(self, step: _Step, end: Any) -> None:
+        """The step as the GPU ran it beside the plan's simulation of it (lathe.profile/1's
+        weight_offload), handed to `on_timeline` (a run folder's profile)."""
+        self.device.synchronize()
+        state, plan = self._kinds[step.kind], self.plan
+        segments = state.segments
+
+        def at(event: Any) -> float:
+            return self.device.seconds(step.begin, event)
+
+        measured_segments = [{"unit": segments[seg], "start": at(ready), "end": at(end_event)}
+                             for seg, ((_, ready), end_event) in enumerate(zip(step.starts, step.ends))
+                             if ready is not None and end_event is not None]
+        self.timeline = {
+            "kind": step.kind, "policy": plan["policy"], "units": [u.name for u in self.units],
+            "unit_bytes": list(self.unit_bytes),
+            "resident": [u.name for u, keep in zip(self.units, plan["resident"]) if keep],
+            "h2d_bandwidth": state.measured["h2d_bandwidth"] if state.measured else self.h2d_bandwidth,
+            "simulated": {
+                "step_seconds": plan["step_seconds"],
+                "segments": [{"unit": segments[seg], "start": span["start"], "end": span["end"]}
+                             for seg, span in enumerate(plan["segments"])],
+                "h2d": [{"unit": p["unit"], "start": p["start"], "end": p["end"]} for p in plan["prefetches"]],
+                "d2h": []},
+            "measured": {
+                "step_seconds": at(end), "segments": measured_segments,
+                "h2d": sorted(({"unit": load.unit, "start": at(load.start), "end": at(load.loaded)} for load in step.copies),
+                              key=lambda span: span["start"]),
+                "d2h": [{"unit": unit, "start": at(start), "end": at(done)} for unit, start, done in step.copies_out]},
+        }
+        if self.on_timeline is not None:
+            self.on_timeline(self.timeline)
 
     # -- introspection -------------------------------------------------------------------------------------
 

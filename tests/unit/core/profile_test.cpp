@@ -24,6 +24,21 @@ MeasuredProfile sample() {
   return p;
 }
 
+// A training step of two streamed units: forwards, backwards in reverse, a copy from the previous step.
+WeightOffloadRun offloadRun() {
+  WeightOffloadRun run;
+  run.kind = "training";
+  run.policy = "optimal";
+  run.units = {"layers.0", "layers.1"};
+  run.unitBytes = {436'207'616, 436'207'616};
+  run.resident = {"layers.1"};
+  run.h2dBandwidth = 55.2e9;
+  run.simulated = {0.0205, {{0, 0, 0.004}, {1, 0.004, 0.008}, {1, 0.008, 0.014}, {0, 0.014, 0.0205}}, {{0, -0.008, 0.0}, {0, 0.006, 0.014}}, {}};
+  run.measured = {0.0211, {{0, 0, 0.0041}, {1, 0.0041, 0.0082}, {1, 0.0082, 0.0143}, {0, 0.0145, 0.0211}},
+                  {{0, 0.0, 0.0079}, {0, 0.0062, 0.0145}}, {{0, 0.0150, 0.0211}}};
+  return run;
+}
+
 std::string errorOf(const std::string& json) {
   try {
     (void)profileFromJson(json, "p.json");
@@ -35,8 +50,30 @@ std::string errorOf(const std::string& json) {
 }
 
 TEST(Profile, RoundTripsEveryField) {
-  const MeasuredProfile p = sample();
+  MeasuredProfile p = sample();
   EXPECT_EQ(profileFromJson(profileToJson(p), "p.json"), p);
+  p.weightOffload = offloadRun();
+  EXPECT_EQ(profileFromJson(profileToJson(p), "p.json"), p);
+}
+
+TEST(Profile, BadWeightOffloadValuesNameTheirPath) {
+  MeasuredProfile p = sample();
+  p.weightOffload = offloadRun();
+  p.weightOffload->measured.h2d[1].unit = 2;
+  EXPECT_NE(errorOf(profileToJson(p)).find("$.weight_offload.measured.h2d[1].unit: not a unit's index"), std::string::npos);
+  p.weightOffload = offloadRun();
+  p.weightOffload->simulated.segments[2].end = 0.001;
+  EXPECT_NE(errorOf(profileToJson(p)).find("$.weight_offload.simulated.segments[2].end: a span ends where or after"),
+            std::string::npos);
+  p.weightOffload = offloadRun();
+  p.weightOffload->resident = {"layers.7"};
+  EXPECT_NE(errorOf(profileToJson(p)).find("$.weight_offload.resident[0]: not a unit"), std::string::npos);
+  p.weightOffload = offloadRun();
+  p.weightOffload->unitBytes.pop_back();
+  EXPECT_NE(errorOf(profileToJson(p)).find("$.weight_offload.unit_bytes: one size per unit"), std::string::npos);
+  p.weightOffload = offloadRun();
+  p.weightOffload->kind = "serving";
+  EXPECT_NE(errorOf(profileToJson(p)).find("$.weight_offload.kind: inference or training"), std::string::npos);
 }
 
 TEST(Profile, MedianAndPeakOfTheSteps) {
