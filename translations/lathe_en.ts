@@ -362,6 +362,10 @@
         <source>Save Plan… records the export in the plan bundle.</source>
         <translation>Save Plan… records the export in the plan bundle.</translation>
     </message>
+    <message>
+        <source>Offload run</source>
+        <translation>Offload run</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -1552,6 +1556,105 @@ starts in the previous step&apos;s tail</translation>
     <message>
         <source>Provenance</source>
         <translation>Provenance</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::OffloadRunView</name>
+    <message>
+        <source>%1 → %2 ms (%3)</source>
+        <translation>%1 → %2 ms (%3)</translation>
+    </message>
+    <message>
+        <source>Time in the step (ms)</source>
+        <translation>Time in the step (ms)</translation>
+    </message>
+    <message>
+        <source>No weight-offload run: open a run folder of lathe.compile(..., offload=...).</source>
+        <translation>No weight-offload run: open a run folder of lathe.compile(..., offload=...).</translation>
+    </message>
+    <message>
+        <source>measured</source>
+        <translation>measured</translation>
+    </message>
+    <message>
+        <source>simulated</source>
+        <translation>simulated</translation>
+    </message>
+    <message>
+        <source>%1 compute</source>
+        <translation>%1 compute</translation>
+    </message>
+    <message>
+        <source>%1 H2D</source>
+        <translation>%1 H2D</translation>
+    </message>
+    <message>
+        <source>measured D2H</source>
+        <translation>measured D2H</translation>
+    </message>
+    <message>
+        <source>simulated D2H (not modelled)</source>
+        <translation>simulated D2H (not modelled)</translation>
+    </message>
+    <message>
+        <source>Weight offload, one %1 step under %2 on %3: measured %4, simulated %5</source>
+        <translation>Weight offload, one %1 step under %2 on %3: measured %4, simulated %5</translation>
+    </message>
+    <message>
+        <source> (measured/simulated %1)</source>
+        <translation> (measured/simulated %1)</translation>
+    </message>
+    <message>
+        <source>
+compute idle %1 measured, %2 simulated · %3 of %4 units resident · H2D %5/s</source>
+        <translation>
+compute idle %1 measured, %2 simulated · %3 of %4 units resident · H2D %5/s</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>Measured</translation>
+    </message>
+    <message>
+        <source>Simulated</source>
+        <translation>Simulated</translation>
+    </message>
+    <message>
+        <source>%1: compute idle before %2 (waiting for its weights, or code outside the layer units)
+%3</source>
+        <translation>%1: compute idle before %2 (waiting for its weights, or code outside the layer units)
+%3</translation>
+    </message>
+    <message>
+        <source>%1 compute: %2
+%3</source>
+        <translation>%1 compute: %2
+%3</translation>
+    </message>
+    <message>
+        <source>%1 weight copy: %2, %3
+%4%5</source>
+        <translation>%1 weight copy: %2, %3
+%4%5</translation>
+    </message>
+    <message>
+        <source>
+starts in the previous step</source>
+        <translation>
+starts in the previous step</translation>
+    </message>
+    <message>
+        <source>%1 gradient copy: a tensor of %2
+%3</source>
+        <translation>%1 gradient copy: a tensor of %2
+%3</translation>
+    </message>
+    <message>
+        <source>training</source>
+        <translation>training</translation>
+    </message>
+    <message>
+        <source>inference</source>
+        <translation>inference</translation>
     </message>
 </context>
 <context>

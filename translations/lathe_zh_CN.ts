@@ -358,6 +358,10 @@
         <source>Save Plan… records the export in the plan bundle.</source>
         <translation>“保存规划…”会将此次导出记录到规划包中。</translation>
     </message>
+    <message>
+        <source>Offload run</source>
+        <translation>权重卸载运行</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -1532,6 +1536,105 @@ starts in the previous step&apos;s tail</source>
     <message>
         <source>Also in:</source>
         <translation>也出现在：</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::OffloadRunView</name>
+    <message>
+        <source>%1 → %2 ms (%3)</source>
+        <translation>%1 → %2 毫秒（%3）</translation>
+    </message>
+    <message>
+        <source>Time in the step (ms)</source>
+        <translation>单步内时间（毫秒）</translation>
+    </message>
+    <message>
+        <source>No weight-offload run: open a run folder of lathe.compile(..., offload=...).</source>
+        <translation>没有权重卸载运行：请打开 lathe.compile(..., offload=...) 的运行目录。</translation>
+    </message>
+    <message>
+        <source>measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>simulated</source>
+        <translation>模拟</translation>
+    </message>
+    <message>
+        <source>%1 compute</source>
+        <translation>%1 计算</translation>
+    </message>
+    <message>
+        <source>%1 H2D</source>
+        <translation>%1 主机到设备</translation>
+    </message>
+    <message>
+        <source>measured D2H</source>
+        <translation>实测 设备到主机</translation>
+    </message>
+    <message>
+        <source>simulated D2H (not modelled)</source>
+        <translation>模拟 设备到主机（未建模）</translation>
+    </message>
+    <message>
+        <source>Weight offload, one %1 step under %2 on %3: measured %4, simulated %5</source>
+        <translation>权重卸载，%3 上按 %2 策略运行的一个%1步：实测 %4，模拟 %5</translation>
+    </message>
+    <message>
+        <source> (measured/simulated %1)</source>
+        <translation>（实测/模拟 %1）</translation>
+    </message>
+    <message>
+        <source>
+compute idle %1 measured, %2 simulated · %3 of %4 units resident · H2D %5/s</source>
+        <translation>
+计算空闲：实测 %1，模拟 %2 · %4 个单元中 %3 个常驻 · 主机到设备 %5/秒</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>Simulated</source>
+        <translation>模拟</translation>
+    </message>
+    <message>
+        <source>%1: compute idle before %2 (waiting for its weights, or code outside the layer units)
+%3</source>
+        <translation>%1：%2 之前计算空闲（等待其权重，或层单元之外的代码）
+%3</translation>
+    </message>
+    <message>
+        <source>%1 compute: %2
+%3</source>
+        <translation>%1 计算：%2
+%3</translation>
+    </message>
+    <message>
+        <source>%1 weight copy: %2, %3
+%4%5</source>
+        <translation>%1 权重拷贝：%2，%3
+%4%5</translation>
+    </message>
+    <message>
+        <source>
+starts in the previous step</source>
+        <translation>
+始于上一步</translation>
+    </message>
+    <message>
+        <source>%1 gradient copy: a tensor of %2
+%3</source>
+        <translation>%1 梯度拷贝：%2 的一个张量
+%3</translation>
+    </message>
+    <message>
+        <source>training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>inference</source>
+        <translation>推理</translation>
     </message>
 </context>
 <context>

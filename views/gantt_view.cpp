@@ -346,7 +346,7 @@ void OffloadRunView::setProfile(std::shared_ptr<const plan::MeasuredProfile> pro
 
   const double measuredStep = run.measured.stepSeconds, simulatedStep = run.simulated.stepSeconds;
   QString title = tr("Weight offload, one %1 step under %2 on %3: measured %4, simulated %5")
-                      .arg(QString::fromStdString(run.kind), QString::fromStdString(run.policy),
+                      .arg(run.kind == "training" ? tr("training") : tr("inference"), QString::fromStdString(run.policy),
                            QString::fromStdString(profile_->device), formatSeconds(measuredStep),
                            formatSeconds(simulatedStep));
   if (simulatedStep > 0) title += tr(" (measured/simulated %1)").arg(measuredStep / simulatedStep, 0, 'f', 3);

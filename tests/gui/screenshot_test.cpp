@@ -19,6 +19,7 @@ class ScreenshotTest : public QObject {
   void exportedProgram();
   void everyView_data();
   void everyView();
+  void offloadRunOfARunFolder();
   void inChinese();
   void unknownViewIsRefused();
   void damagedInput();
@@ -45,7 +46,7 @@ void ScreenshotTest::exportedProgram() {
 
 void ScreenshotTest::everyView_data() {
   QTest::addColumn<QString>("view");
-  for (const char* view : {"graph", "nodes", "timeline", "budget", "pipeline", "gantt", "guards", "code"})
+  for (const char* view : {"graph", "nodes", "timeline", "budget", "pipeline", "gantt", "offload", "guards", "code"})
     QTest::newRow(view) << QString::fromLatin1(view);
 }
 
@@ -56,6 +57,18 @@ void ScreenshotTest::everyView() {
   const QString png = dir.filePath(view + QStringLiteral(".png"));
   const Run run = runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--view"), view,
                              QString::fromUtf8(LATHE_SAMPLES_DIR "/captures/llama3_8b_2l_dyntrain.log.gz")});
+  QCOMPARE(run.exitCode, 0);
+  const QImage image(png);
+  QCOMPARE(image.size(), QSize(1600, 1000));
+  QVERIFY(distinctColours(image) > 20);
+}
+
+// The Offload run dock of a run folder that streamed weights (an H200 training run).
+void ScreenshotTest::offloadRunOfARunFolder() {
+  QTemporaryDir dir;
+  const QString png = dir.filePath(QStringLiteral("offload.png"));
+  const Run run = runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--view"), QStringLiteral("offload"),
+                             QStringLiteral(LATHE_SOURCE_DIR "/tests/data/h200_weight_offload_run")});
   QCOMPARE(run.exitCode, 0);
   const QImage image(png);
   QCOMPARE(image.size(), QSize(1600, 1000));
