@@ -23,10 +23,12 @@ BENCH_STEPS (10 timed steps), BENCH_RESIDENT (0.3,0), BENCH_POLICIES (base,cost-
 optimal), BENCH_COMPILE_SEQS (4096: rows where the layers are compiled, torch.compile resident against
 lathe.compile(offload=...) at each resident fraction with the default policy; empty for none),
 BENCH_TRAIN (optimal,heuristic: the policies of the training rows, at each resident fraction; empty
-for none), BENCH_TRAIN_COMPILE (1: training rows with the layers compiled too: torch.compile and lathe.compile
-resident, lathe.compile streamed against lathe.compile resident; the first streamed one writes its
-run folder, with the recorded step beside its simulation, to $OUT/run-train-r<resident>), BENCH_CARD_GB (32; 0
-for no small-card row), BENCH_CARD_LAYERS (112).
+for none), BENCH_TRAIN_COMPILE (1: training rows with the layers compiled too: torch.compile and
+lathe.compile resident, lathe.compile streamed against lathe.compile resident; the first streamed one
+writes its run folder, with the recorded step beside its simulation, to $OUT/run-train-r<resident>),
+BENCH_CARD_GB (32; 0 for no small-card row), BENCH_CARD_LAYERS (112), BENCH_GRAPH_SEQS (128,512,2048:
+the CUDA-graph rows, the stack resident at each length under eager, torch.compile, torch.compile
+reduce-overhead and lathe.compile(cuda_graphs=...) with those lengths as buckets; empty for none).
 """
 
 import copy
@@ -253,6 +255,59 @@ def small_card_rows(card_gb, layers, steps, h2d):
     return [row]
 
 
+def graph_rows(layers, seqs, steps):
+    """CUDA graphs: the stack resident, batch 1, eager / torch.compile default / torch.compile
+    reduce-overhead / lathe.compile(cuda_graphs=...) with one bucket per length, and lathe at a length
+    inside the smallest bucket (padded, no capture of its own)."""
+    torch.manual_seed(0)
+    longest = max(seqs)
+    master = Stack(layers=layers, seq=longest).to(torch.bfloat16).cuda()
+    inputs = {seq: torch.randn(1, seq, 4096, dtype=torch.bfloat16, device="cuda") for seq in seqs}
+    inside = seqs[0] - seqs[0] // 4
+    inputs[inside] = torch.randn(1, inside, 4096, dtype=torch.bfloat16, device="cuda")
+
+    def latency(fn, x):
+        with torch.no_grad():
+            for _ in range(3):
+                fn(x)
+            torch.cuda.synchronize()
+            times = []
+            for _ in range(max(steps, 20)):
+                start = time.perf_counter()
+                out = fn(x)
+                torch.cuda.synchronize()
+                times.append(time.perf_counter() - start)
+        return statistics.median(times), out
+
+    with torch.no_grad():
+        expected = {seq: master(x).clone() for seq, x in inputs.items()}
+    variants = [("eager", master), ("torch.compile", torch.compile(master)),
+                ("torch.compile reduce-overhead", torch.compile(master, mode="reduce-overhead"))]
+    lathe_model = lathe.compile(copy.deepcopy(master), hw="h200", cuda_graphs=dict(buckets=tuple(seqs)))
+    variants.append(("lathe.compile cuda_graphs", lathe_model))
+    rows = []
+    for label, fn in variants:
+        lengths = list(seqs) + ([inside] if label.startswith("lathe") else [])
+        for seq in lengths:
+            seconds, out = latency(fn, inputs[seq])
+            equal = bool(torch.allclose(out.float(), expected[seq].float(), rtol=2e-2, atol=2e-2))
+            rows.append(dict(seq=seq, policy=f"graphs {label}", resident=1.0, step_ms=seconds * 1e3,
+                             floor_ms=float("nan"), ratio=float("nan"), peak_gb=float("nan"), equal=equal))
+            print(f"graphs {label:32s} seq {seq:5d}  {seconds * 1e3:8.3f} ms  close to eager {equal}", flush=True)
+        release()
+    report = lathe.cuda_graphs_report(lathe_model)
+    print(f"lathe cuda graphs: {report}", flush=True)
+    by = {(r["policy"], r["seq"]): r["step_ms"] for r in rows}
+    for seq in seqs:
+        ratio = by[("graphs lathe.compile cuda_graphs", seq)] / by[("graphs torch.compile reduce-overhead", seq)]
+        print(f"seq {seq}: lathe / reduce-overhead {ratio:.3f}", flush=True)
+    rows.append(dict(seq=0, policy="graphs lathe report", resident=1.0, step_ms=float("nan"), floor_ms=float("nan"),
+                     ratio=float("nan"), peak_gb=float("nan"), equal=True, report=report))
+    del master, lathe_model, variants
+    release()
+    return rows
+
+
 def main():
     seqs = env_list("BENCH_SEQS", "1024,4096,16384", int)
     layers = int(os.environ.get("BENCH_LAYERS", "8"))
@@ -309,6 +364,9 @@ def main():
     if train_policies:
         rows.extend(training_rows(steps, residents, train_policies, os.environ.get("BENCH_TRAIN_COMPILE", "1") == "1",
                                   bandwidth, d2h))
+    graph_seqs = env_list("BENCH_GRAPH_SEQS", "128,512,2048", int)
+    if graph_seqs:
+        rows.extend(graph_rows(layers, graph_seqs, steps))
     if card_gb:
         rows.extend(small_card_rows(card_gb, int(os.environ.get("BENCH_CARD_LAYERS", "112")), steps, bandwidth))
     print("\n| seq | resident | policy | step ms | floor ms | step / floor | predicted ms | units kept | slots | GPU GB | equal |")

@@ -26,9 +26,9 @@ from ._planner import GraphPlan, resolve_hardware
 from ._backend import LatheBackend, lathe_backend
 from ._custom_ops import register_custom_op
 from ._profile import backend_of
-from . import _weights
+from . import _graphs, _weights
 
-__all__ = ["compile", "register_custom_op", "plans", "offload_report", "step", "measured_steps", "LatheError", "LatheBackend", "GraphPlan", "POLICIES",
+__all__ = ["compile", "register_custom_op", "plans", "offload_report", "cuda_graphs_report", "step", "measured_steps", "LatheError", "LatheBackend", "GraphPlan", "POLICIES",
            "parse_bytes", "resolve_hardware"]
 
 _BACKEND_ATTR = "_lathe_backend"
@@ -46,9 +46,12 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
     rewrites: the memory rewrites to apply (default all: "linear_cross_entropy", "embedding_grad";
     False or "none" for none). activation_offload: saved values whose copies to host memory and back
     hide behind compute leave the GPU in between (with policy="budget", co-planned with recompute).
-    offload: stream the layer units' weights from pinned host memory, just in time (inference):
-    dict(resident=0.3 | memory="20GiB", policy="optimal" (default) | "heuristic" | ..., units=[names]);
-    see offload_report.
+    offload: stream the layer units' weights from pinned host memory, just in time (inference and
+    training): dict(resident=0.3 | memory="20GiB", policy="optimal" (default) | "heuristic" | ...,
+    units=[names]); see offload_report.
+    cuda_graphs: inference calls replayed from CUDA graphs of the whole compiled forward (fullgraph),
+    one per size bucket: True or dict(buckets=(128, 512, 2048) (default: powers of two), dim=1,
+    max_graphs=8); see cuda_graphs_report.
     Unset options come from LATHE_*.
     """
     if obj is None:
@@ -76,6 +79,11 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
         if settings.offload is not None:
             raise LatheError("lathe.compile: offload streams a module's weights; compile the module, not a function")
         backend = LatheBackend(settings)
+        if settings.cuda_graphs is not None:
+            runner = _graphs.GraphRunner(
+                torch.compile(obj, backend=backend, fullgraph=True, dynamic=settings.dynamic), settings.cuda_graphs)
+            setattr(runner, _BACKEND_ATTR, backend)
+            return runner
         compiled = torch.compile(obj, backend=backend, dynamic=settings.dynamic)
         setattr(compiled, _BACKEND_ATTR, backend)
         return compiled
@@ -86,6 +94,10 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
 def _compile_module(module: torch.nn.Module, settings: CompileOptions) -> torch.nn.Module:
     backend = LatheBackend(settings)
     object.__setattr__(module, _BACKEND_ATTR, backend)  # not a submodule, not in state_dict
+    if settings.cuda_graphs is not None:  # whole-graph capture: a graph break is an error naming its reason
+        compiled = torch.compile(module.forward, backend=backend, fullgraph=True, dynamic=settings.dynamic)
+        _graphs.attach(module, compiled, settings.cuda_graphs)
+        return module
     if settings.offload is None:
         module.compile(backend=backend, dynamic=settings.dynamic)
         return module
@@ -103,6 +115,14 @@ def offload_report(model: torch.nn.Module) -> dict:
     resident set, the slots, the plan's predicted step and floor, the profiled compute per unit and
     copy bandwidth (after the second call), and uses the plan did not foresee."""
     return _weights.report(model)
+
+
+def cuda_graphs_report(model: Any) -> dict:
+    """The size buckets a model compiled with cuda_graphs= holds graphs of, and its captures,
+    replays, evictions and calls run without a graph."""
+    if isinstance(model, _graphs.GraphRunner):
+        return model.report()
+    return _graphs.report(model)
 
 
 def plans(compiled: Any) -> list[GraphPlan]:

@@ -20,7 +20,7 @@ are the same, for tests).
 from __future__ import annotations
 
 import logging
-from typing import Optional, Sequence
+from typing import Optional
 
 import torch
 import torch.fx as fx

@@ -17,6 +17,7 @@ from typing import Any, Optional, Union
 
 from ._errors import LatheError
 from ._native import offload_policies
+from ._graphs import CudaGraphSpec, make_cuda_graph_spec
 from ._rewrites import DEFAULT_REWRITES, REWRITES, parse_rewrites
 
 POLICIES = ("torch", "heuristic", "budget", "file")
@@ -117,6 +118,7 @@ class CompileOptions:
     rewrites: tuple = DEFAULT_REWRITES  # memory rewrites of the captured graph (_rewrites.py)
     activation_offload: bool = False  # saved values whose copies hide behind compute wait in host memory
     offload: Optional[OffloadSpec] = None  # layer units' weights streamed from host memory (_weights.py)
+    cuda_graphs: Optional[CudaGraphSpec] = None  # inference replayed from CUDA graphs per size bucket (_graphs.py)
     # Pass options beyond the named ones, e.g. pipeline="split,fusion,recompute(policy=torch)".
     extra: tuple = ()
 
@@ -149,7 +151,10 @@ class CompileOptions:
             if key != "pipeline":
                 raise LatheError(
                     f"unknown option {key!r} (memory, policy, hw, plan, trace_dir, dynamic, rewrites, "
-                    "activation_offload, offload, pipeline)")
+                    "activation_offload, offload, cuda_graphs, pipeline)")
+        if self.cuda_graphs is not None and self.offload is not None:
+            raise LatheError("cuda_graphs: not composed with offload yet (the copies would have to be captured "
+                             "in the graphs); use one or the other")
 
     @property
     def effective_policy(self) -> str:
@@ -174,7 +179,7 @@ def _env_flag(name: str) -> bool:
 def make_options(memory: Memory = None, policy: Optional[str] = None, hw: Optional[str] = None,
                  plan: Optional[str] = None, trace_dir: Optional[str] = None, dynamic: Optional[bool] = None,
                  rewrites: Any = None, activation_offload: Optional[bool] = None, offload: Any = None,
-                 **extra: Any) -> CompileOptions:
+                 cuda_graphs: Any = None, **extra: Any) -> CompileOptions:
     """The arguments given, with `LATHE_*` for those left unset."""
     if memory is None and _env("LATHE_MEMORY"):
         memory = _memory_from_text(_env("LATHE_MEMORY"))
@@ -182,6 +187,8 @@ def make_options(memory: Memory = None, policy: Optional[str] = None, hw: Option
         dynamic = _env_flag("LATHE_DYNAMIC")
     if activation_offload is None:
         activation_offload = _env_flag("LATHE_ACTIVATION_OFFLOAD") if _env("LATHE_ACTIVATION_OFFLOAD") else False
+    if cuda_graphs is None and _env("LATHE_CUDA_GRAPHS"):
+        cuda_graphs = _env_flag("LATHE_CUDA_GRAPHS")
     if _env("LATHE_PIPELINE") and "pipeline" not in extra:
         extra["pipeline"] = _env("LATHE_PIPELINE")
     return CompileOptions(
@@ -193,6 +200,7 @@ def make_options(memory: Memory = None, policy: Optional[str] = None, hw: Option
         dynamic=dynamic,
         activation_offload=activation_offload,
         offload=make_offload_spec(offload),
+        cuda_graphs=make_cuda_graph_spec(cuda_graphs),
         rewrites=parse_rewrites(_env("LATHE_REWRITES") if rewrites is None and _env("LATHE_REWRITES") else rewrites),
         extra=tuple(sorted(extra.items())),
     )

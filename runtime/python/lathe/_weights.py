@@ -29,6 +29,9 @@ the chosen policy runs, planned with those numbers (`report(model)` returns them
 prediction). The profiled step also measures what the step itself allocates beyond the weights
 (activations, gradients): the weights' budget from then on is at most the device's free memory (within
 the process's memory fraction) less that, so streaming on a small card leaves the step its room.
+The fourth step of a kind is recorded (`timeline`: its segments and copies as CUDA events timed them,
+beside the plan's simulation of the same step) and handed to `on_timeline` (lathe.compile writes it
+to the run folder's lathe.profile.json, which `lathe profile` and the studio's Offload run dock read).
 """
 
 from __future__ import annotations
