@@ -10,6 +10,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "analysis/graph_inputs.h"
 #include "analysis/snapshot_timeline.h"
 #include "io/artifact.h"
 #include "io/fx_text.h"
@@ -294,6 +295,14 @@ int runShow(const GlobalOptions& global) {
     std::cout << io::printFxText(*g.graph);
   } else if (format == "json") {
     json out = io::graphToJson(*g.graph);
+    // What each input is, as the planner and the studio see it: an AOT graph's primals are
+    // parameters, buffers or user inputs by its compile's Dynamo graph.
+    const analysis::GraphInputs inputs = analysis::inferGraphInputs(*g.graph, io::dynamoGraphOf(graphs, g));
+    for (const ir::NodeId id : inputs.placeholders) {
+      json& node = out["nodes"][id];
+      node["role"] = ir::roleName(inputs.role[id]);
+      if (!inputs.modulePath[id].empty()) node["module"] = inputs.modulePath[id];
+    }
     out["id"] = g.id;
     out["kind"] = g.kind;
     std::cout << out.dump(2) << '\n';

@@ -82,6 +82,19 @@ else echo "FAIL show by index differs from by id"; failures=$((failures + 1)); f
 if head -1 "$tmp/graph.dot" | grep -q '^digraph' && grep -q -- '->' "$tmp/graph.dot"; then echo "ok   dot output"
 else echo "FAIL dot output"; failures=$((failures + 1)); fi
 
+# An AOT graph's primals are labelled as the planner sees them: parameters and buffers by the
+# compile's Dynamo graph, with their modules.
+"$lathe" show "$tiny" --graph 0/0:aot_joint_graph --format json > "$tmp/joint.json"
+if python3 - "$tmp/joint.json" <<'PY'
+import collections, json, sys
+nodes = [n for n in json.load(open(sys.argv[1]))["nodes"] if n["op"] == "placeholder"]
+roles = collections.Counter(n["role"] for n in nodes)
+embed = next(n for n in nodes if n.get("module") == "model.embed_tokens")
+sys.exit(0 if roles["parameter"] > 0 and roles["user_input"] == 1 and embed["role"] == "parameter" else 1)
+PY
+then echo "ok   show --format json names parameters"
+else echo "FAIL show --format json labels parameters otherwise"; failures=$((failures + 1)); fi
+
 # Recompile reasons of the dynamic-shape capture reach `info`.
 if "$lathe" info "$log" | grep -q "recompiled because: 0/0: tensor"; then echo "ok   recompile reasons shown"
 else echo "FAIL recompile reasons missing from info"; failures=$((failures + 1)); fi

@@ -253,6 +253,9 @@ def test_bad_input_is_refused_with_a_clear_error():
     with pytest.raises(lathe.LatheError, match="cast or move it before"):
         model.to(torch.float64)
     assert model.cpu() is model  # a move to where the plan keeps it changes nothing
+    assert model.layers[2].cpu() is model.layers[2]  # nor on a layer, or a module inside one
+    with pytest.raises(lathe.LatheError, match="cast or move it before"):
+        model.layers[2].linear.double()
     with pytest.raises(lathe.LatheError, match="compile the module, not a function"):
         lathe.compile(lambda x: x, offload=dict(resident=0.5))
 

@@ -780,18 +780,22 @@ def attach(model: torch.nn.Module, spec: OffloadSpec, hardware: str, device: Any
 
 
 def _guard_moves(model: torch.nn.Module, device: Any) -> None:
-    """`.cuda()` / `.to(device)` on a streamed model change nothing (its weights are where the plan
-    keeps them); a cast or a move elsewhere is refused rather than silently undoing the plan."""
+    """`.cuda()` / `.to(device)` on a streamed model, or on any module inside it (a layer, one of its
+    linears), change nothing (the weights are where the plan keeps them); a cast or a move elsewhere
+    is refused rather than silently undoing the plan."""
     target = device.device
 
-    def _apply(fn: Any, recurse: bool = True) -> torch.nn.Module:
-        probe = fn(torch.zeros(1, dtype=torch.bfloat16))
-        if probe.dtype == torch.bfloat16 and probe.device.type == target.type:
-            return model
-        raise LatheError(f"offload: {type(model).__name__}'s weights are streamed by lathe; cast or move it before "
-                         "lathe.compile(..., offload=...)")
+    def guard(module: torch.nn.Module) -> Any:
+        def _apply(fn: Any, recurse: bool = True) -> torch.nn.Module:
+            probe = fn(torch.zeros(1, dtype=torch.bfloat16))
+            if probe.dtype == torch.bfloat16 and probe.device.type == target.type:
+                return module
+            raise LatheError(f"offload: {type(model).__name__}'s weights are streamed by lathe; cast or move it "
+                             "before lathe.compile(..., offload=...)")
+        return _apply
 
-    object.__setattr__(model, "_apply", _apply)
+    for module in model.modules():
+        object.__setattr__(module, "_apply", guard(module))
 
 
 def report(model: torch.nn.Module) -> dict:
