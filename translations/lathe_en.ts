@@ -395,13 +395,6 @@
         <source>Guards</source>
         <translation>Guards</translation>
     </message>
-    <message numerus="yes">
-        <source>%n guard(s)</source>
-        <translation>
-            <numerusform>%n guard</numerusform>
-            <numerusform>%n guards</numerusform>
-        </translation>
-    </message>
     <message>
         <source>Inductor output code</source>
         <translation>Inductor output code</translation>
@@ -455,6 +448,13 @@
     <message>
         <source>Details</source>
         <translation>Details</translation>
+    </message>
+    <message numerus="yes">
+        <source>Dynamo: %n guard(s)</source>
+        <translation>
+            <numerusform>Dynamo: %n guard</numerusform>
+            <numerusform>Dynamo: %n guards</numerusform>
+        </translation>
     </message>
 </context>
 <context>

@@ -390,12 +390,6 @@
         <source>Guards</source>
         <translation>守卫</translation>
     </message>
-    <message numerus="yes">
-        <source>%n guard(s)</source>
-        <translation>
-            <numerusform>%n 个守卫</numerusform>
-        </translation>
-    </message>
     <message>
         <source>Outside any compile</source>
         <translation>不属于任何编译</translation>
@@ -446,6 +440,12 @@
         <source>%n line(s)</source>
         <translation>
             <numerusform>%n 行</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Dynamo: %n guard(s)</source>
+        <translation>
+            <numerusform>Dynamo：%n 个守卫</numerusform>
         </translation>
     </message>
 </context>

@@ -126,7 +126,10 @@ void ArtifactTreeModel::build() {
       if (compile.guardFormat != io::GuardFormat::None || compile.guardCount) {
         Item* guards = group->add(ItemKind::Guards, tr("Guards"));
         guards->compile = group->compile;
-        if (compile.guardCount) guards->details = tr("%n guard(s)", nullptr, static_cast<int>(*compile.guardCount));
+        // Dynamo's metric, named as such: the Guards view counts the guards its tree prints.
+        if (compile.guardCount) {
+          guards->details = tr("Dynamo: %n guard(s)", nullptr, static_cast<int>(*compile.guardCount));
+        }
       }
       for (size_t k = 0; k < compile.outputCodeEvents.size(); ++k) {
         Item* code =

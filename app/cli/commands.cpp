@@ -126,7 +126,7 @@ json traceInfoJson(const io::TraceLog& log, const std::vector<io::GraphListing>&
             {"attempt", c.attempt},
             {"frame", {{"name", c.frameName}, {"file", c.frameFile}, {"line", c.frameLine}}},
             {"status", io::compileStatusName(c.status)},
-            {"guard_count", c.guardCount ? json(*c.guardCount) : json(nullptr)},
+            {"guard_count", c.guardCount ? json(*c.guardCount) : json(nullptr)},  // Dynamo's metric
             {"compile_time_s", c.entireFrameCompileTimeS ? json(*c.entireFrameCompileTimeS) : json(nullptr)},
             {"recompile_reasons", c.recompileReasons},
             {"restart_reasons", c.restartReasons}};
@@ -158,7 +158,15 @@ void printTraceInfo(const io::TraceLog& log, const std::vector<io::GraphListing>
       if (auto slash = where.rfind('/'); slash != std::string::npos) where = where.substr(slash + 1);
       std::cout << fmt::format("  frame {} ({}:{})", c.frameName, where, c.frameLine);
     }
-    std::cout << fmt::format("  guards {}", optionalText(c.guardCount));
+    // Dynamo's guard_count metric counts more than the guards its tree prints (`lathe guards`):
+    // both are shown, each named.
+    Diagnostics ignored;  // the guards command reports a damaged tree
+    const std::optional<io::GuardTree> tree = io::compileGuards(log, c, ignored);
+    if (tree) {
+      std::cout << fmt::format("  guards {} (Dynamo's guard_count {})", tree->leafCount(), optionalText(c.guardCount));
+    } else {
+      std::cout << fmt::format("  Dynamo's guard_count {}", optionalText(c.guardCount));
+    }
     if (c.entireFrameCompileTimeS) std::cout << "  compile time " << formatSeconds(*c.entireFrameCompileTimeS);
     std::cout << '\n';
     if (c.status == io::CompileStatus::Failed) std::cout << fmt::format("  failed: {}: {}\n", c.failType, c.failReason);

@@ -95,6 +95,12 @@ PY
 then echo "ok   show --format json names parameters"
 else echo "FAIL show --format json labels parameters otherwise"; failures=$((failures + 1)); fi
 
+# `info` counts the guards as `lathe guards` does (the tree's), with Dynamo's metric named beside it.
+tree_count=$("$lathe" guards "$log" | sed -n 's/^compile 0\/0: \([0-9]*\) guards.*/\1/p')
+if [ -n "$tree_count" ] && "$lathe" info "$log" | grep -q "^compile 0/0 .* guards $tree_count (Dynamo's guard_count [0-9]*)"; then
+  echo "ok   info and guards count the same guards"
+else echo "FAIL info's guard count is not the guard tree's ($tree_count)"; failures=$((failures + 1)); fi
+
 # Recompile reasons of the dynamic-shape capture reach `info`.
 if "$lathe" info "$log" | grep -q "recompiled because: 0/0: tensor"; then echo "ok   recompile reasons shown"
 else echo "FAIL recompile reasons missing from info"; failures=$((failures + 1)); fi
