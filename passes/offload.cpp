@@ -922,4 +922,17 @@ OffloadTimeline simulateOffload(const OffloadProblem& problem, plan::OffloadDeci
 
 double residentFractionFloor(const OffloadProblem& problem) { return Planner(problem, {}).residentFractionFloor(); }
 
+std::vector<analysis::TaskIndex> lastStepComputeTasks(const OffloadTimeline& timeline, size_t segments) {
+  std::vector<analysis::TaskIndex> tasks;
+  if (segments == 0) return tasks;
+  const auto lastStep = static_cast<size_t>(timeline.steps - 1);
+  size_t computeSeen = 0;
+  for (size_t t = 0; t < timeline.sim.tasks.size(); ++t) {
+    if (timeline.sim.tasks[t].stream != analysis::Stream::Compute) continue;
+    if (computeSeen / segments == lastStep) tasks.push_back(static_cast<analysis::TaskIndex>(t));
+    ++computeSeen;
+  }
+  return tasks;
+}
+
 }  // namespace lathe::passes

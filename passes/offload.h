@@ -104,6 +104,11 @@ struct OffloadTimeline {
 // load of the non-resident units, or a trigger is out of range.
 OffloadTimeline simulateOffload(const OffloadProblem& problem, plan::OffloadDecision& decision);
 
+// The task of each segment's compute in the reported (last) step of a timeline of `segments`
+// segments per step (each stream runs its tasks in input order: the k-th compute task is segment
+// k % segments of step k / segments).
+[[nodiscard]] std::vector<analysis::TaskIndex> lastStepComputeTasks(const OffloadTimeline& timeline, size_t segments);
+
 // r* = 1 - compute / transfer with nothing resident, clamped to [0, 1]: the least fraction of the
 // streamed bytes that must stay resident for copies to hide behind compute.
 [[nodiscard]] double residentFractionFloor(const OffloadProblem& problem);

@@ -1561,14 +1561,6 @@ starts in the previous step&apos;s tail</translation>
 <context>
     <name>lathe::views::OffloadRunView</name>
     <message>
-        <source>%1 → %2 ms (%3)</source>
-        <translation>%1 → %2 ms (%3)</translation>
-    </message>
-    <message>
-        <source>Time in the step (ms)</source>
-        <translation>Time in the step (ms)</translation>
-    </message>
-    <message>
         <source>No weight-offload run: open a run folder of lathe.compile(..., offload=...).</source>
         <translation>No weight-offload run: open a run folder of lathe.compile(..., offload=...).</translation>
     </message>
@@ -1655,6 +1647,10 @@ starts in the previous step</translation>
     <message>
         <source>inference</source>
         <translation>inference</translation>
+    </message>
+    <message>
+        <source> backward</source>
+        <translation> backward</translation>
     </message>
 </context>
 <context>

@@ -1541,14 +1541,6 @@ starts in the previous step&apos;s tail</source>
 <context>
     <name>lathe::views::OffloadRunView</name>
     <message>
-        <source>%1 → %2 ms (%3)</source>
-        <translation>%1 → %2 毫秒（%3）</translation>
-    </message>
-    <message>
-        <source>Time in the step (ms)</source>
-        <translation>单步内时间（毫秒）</translation>
-    </message>
-    <message>
         <source>No weight-offload run: open a run folder of lathe.compile(..., offload=...).</source>
         <translation>没有权重卸载运行：请打开 lathe.compile(..., offload=...) 的运行目录。</translation>
     </message>
@@ -1635,6 +1627,10 @@ starts in the previous step</source>
     <message>
         <source>inference</source>
         <translation>推理</translation>
+    </message>
+    <message>
+        <source> backward</source>
+        <translation> 反向</translation>
     </message>
 </context>
 <context>

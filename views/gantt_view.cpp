@@ -32,6 +32,40 @@ QColor barColor(Stream stream, int32_t shade) {
 
 const QColor kStallColor(0xd6, 0x27, 0x28);
 
+// "start → end ms (duration)", as both Gantt views' tooltips say it.
+QString spanText(double start, double end) {
+  return QCoreApplication::translate("lathe::views::GanttView", "%1 → %2 ms (%3)")
+      .arg(start * kMs, 0, 'f', 3)
+      .arg(end * kMs, 0, 'f', 3)
+      .arg(formatSeconds(end - start));
+}
+
+// A Gantt plot under its title line: time in ms across, rows down, dragged and zoomed in time only,
+// hoverable.
+void setUpGanttPlot(QWidget* owner, QCustomPlot* plot, QCPTextElement* title, int minimumHeight) {
+  auto* layout = new QVBoxLayout(owner);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(plot);
+  plot->plotLayout()->insertRow(0);
+  plot->plotLayout()->addElement(0, 0, title);
+  title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
+  plot->xAxis->setLabel(QCoreApplication::translate("lathe::views::GanttView", "Time in the step (ms)"));
+  plot->yAxis->grid()->setVisible(false);
+  plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot->axisRect()->setRangeDrag(Qt::Horizontal);
+  plot->axisRect()->setRangeZoom(Qt::Horizontal);
+  plot->setMouseTracking(true);
+  plot->setMinimumHeight(minimumHeight);
+}
+
+void showToolTip(QCustomPlot* plot, QMouseEvent* event, const QString& text) {
+  if (text.isEmpty()) {
+    QToolTip::hideText();
+  } else {
+    QToolTip::showText(event->globalPosition().toPoint(), text, plot);
+  }
+}
+
 }  // namespace
 
 // The three rows of a step as one plottable: thousands of kernel bars are drawn in one pass, culled
@@ -134,25 +168,13 @@ class GanttRows : public QCPAbstractPlottable {
 GanttView::GanttView(PlanSession* session, QWidget* parent)
     : QWidget(parent), session_(session), plot_(new QCustomPlot(this)), title_(new QCPTextElement(plot_)) {
   setObjectName(QStringLiteral("ganttView"));
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(plot_);
-  plot_->plotLayout()->insertRow(0);
-  plot_->plotLayout()->addElement(0, 0, title_);
-  title_->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
-  plot_->xAxis->setLabel(tr("Time in the step (ms)"));
+  setUpGanttPlot(this, plot_, title_, 160);
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
   ticker->addTick(rowOf(Stream::Compute), tr("compute"));
   ticker->addTick(rowOf(Stream::HostToDevice), tr("H2D copy"));
   ticker->addTick(rowOf(Stream::DeviceToHost), tr("D2H copy"));
   plot_->yAxis->setTicker(ticker);
   plot_->yAxis->setRange(-0.6, 2.6);
-  plot_->yAxis->grid()->setVisible(false);
-  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-  plot_->axisRect()->setRangeDrag(Qt::Horizontal);
-  plot_->axisRect()->setRangeZoom(Qt::Horizontal);
-  plot_->setMouseTracking(true);
-  plot_->setMinimumHeight(160);
   connect(session_, &PlanSession::currentStepChanged, this, &GanttView::showCurrentStep);
   connect(plot_, &QCustomPlot::mousePress, this, &GanttView::onPlotClicked);
   connect(plot_, &QCustomPlot::mouseMove, this, &GanttView::onMouseMove);
@@ -205,10 +227,7 @@ QString GanttView::title() const {
 }
 
 int GanttView::barCount(analysis::Stream stream) const {
-  if (!rows_) return 0;
-  const auto& bars = rows_->gantt().bars;
-  return static_cast<int>(
-      std::count_if(bars.begin(), bars.end(), [&](const GanttBar& bar) { return bar.stream == stream; }));
+  return rows_ ? static_cast<int>(rows_->gantt().barCount(stream)) : 0;
 }
 
 int GanttView::stallCount() const {
@@ -221,13 +240,10 @@ QString GanttView::toolTipAt(const QPointF& pixel) const {
   const int index = rows_->hit(pixel, stall);
   if (index < 0) return {};
   const StepGantt& gantt = rows_->gantt();
-  auto span = [](double start, double end) {
-    return tr("%1 → %2 ms (%3)").arg(start * kMs, 0, 'f', 3).arg(end * kMs, 0, 'f', 3).arg(formatSeconds(end - start));
-  };
   if (stall) {
     const GanttStall& s = gantt.stalls[static_cast<size_t>(index)];
     return tr("Stall: compute waits for weights before %1\n%2")
-        .arg(QString::fromStdString(s.before), span(s.start, s.end));
+        .arg(QString::fromStdString(s.before), spanText(s.start, s.end));
   }
   const GanttBar& bar = gantt.bars[static_cast<size_t>(index)];
   const QString name = QString::fromStdString(bar.label);
@@ -235,28 +251,23 @@ QString GanttView::toolTipAt(const QPointF& pixel) const {
     case Stream::Compute:
       if (gantt.segments) {
         return tr("Compute: %1\n%2\nexecutions %3–%4 (click to select the node under the cursor)")
-            .arg(name, span(bar.start, bar.end))
+            .arg(name, spanText(bar.start, bar.end))
             .arg(bar.firstExecution)
             .arg(bar.lastExecution);
       }
-      return tr("Kernel: %1 (execution %2)\n%3").arg(name).arg(bar.firstExecution).arg(span(bar.start, bar.end));
+      return tr("Kernel: %1 (execution %2)\n%3").arg(name).arg(bar.firstExecution).arg(spanText(bar.start, bar.end));
     case Stream::HostToDevice:
       return tr("Host to device: %1, %2\n%3%4")
-          .arg(name, formatBytes(bar.bytes), span(bar.start, bar.end),
+          .arg(name, formatBytes(bar.bytes), spanText(bar.start, bar.end),
                bar.start < 0 ? tr("\nstarts in the previous step's tail") : QString());
     case Stream::DeviceToHost:
-      return tr("Device to host: %1, %2\n%3").arg(name, formatBytes(bar.bytes), span(bar.start, bar.end));
+      return tr("Device to host: %1, %2\n%3").arg(name, formatBytes(bar.bytes), spanText(bar.start, bar.end));
   }
   return {};
 }
 
 void GanttView::onMouseMove(QMouseEvent* event) {
-  const QString text = toolTipAt(event->position());
-  if (text.isEmpty()) {
-    QToolTip::hideText();
-  } else {
-    QToolTip::showText(event->globalPosition().toPoint(), text, plot_);
-  }
+  showToolTip(plot_, event, toolTipAt(event->position()));
 }
 
 void GanttView::onPlotClicked(QMouseEvent* event) {
@@ -281,31 +292,12 @@ struct RunGantts {
   StepGantt measured;
 };
 
-QString span(double start, double end) {
-  return QCoreApplication::translate("lathe::views::OffloadRunView", "%1 → %2 ms (%3)")
-      .arg(start * kMs, 0, 'f', 3)
-      .arg(end * kMs, 0, 'f', 3)
-      .arg(formatSeconds(end - start));
-}
-
 }  // namespace
 
 OffloadRunView::OffloadRunView(QWidget* parent)
     : QWidget(parent), plot_(new QCustomPlot(this)), title_(new QCPTextElement(plot_)) {
   setObjectName(QStringLiteral("offloadRunView"));
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(plot_);
-  plot_->plotLayout()->insertRow(0);
-  plot_->plotLayout()->addElement(0, 0, title_);
-  title_->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
-  plot_->xAxis->setLabel(tr("Time in the step (ms)"));
-  plot_->yAxis->grid()->setVisible(false);
-  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-  plot_->axisRect()->setRangeDrag(Qt::Horizontal);
-  plot_->axisRect()->setRangeZoom(Qt::Horizontal);
-  plot_->setMouseTracking(true);
-  plot_->setMinimumHeight(200);
+  setUpGanttPlot(this, plot_, title_, 200);
   connect(plot_, &QCustomPlot::mouseMove, this, &OffloadRunView::onMouseMove);
   setProfile(nullptr);
 }
@@ -320,8 +312,9 @@ void OffloadRunView::setProfile(std::shared_ptr<const plan::MeasuredProfile> pro
     return;
   }
   const plan::WeightOffloadRun& run = *profile_->weightOffload;
+  const std::string backward = tr(" backward").toStdString();
   auto gantts = std::make_shared<RunGantts>(
-      RunGantts{offloadRunGantt(run, run.simulated), offloadRunGantt(run, run.measured)});
+      RunGantts{offloadRunGantt(run, run.simulated, backward), offloadRunGantt(run, run.measured, backward)});
   // Rows per step: compute and H2D, and D2H where gradients were copied out; measured above simulated.
   const bool d2h = gantts->measured.uses(Stream::DeviceToHost) || gantts->simulated.uses(Stream::DeviceToHost);
   simulatedBase_ = d2h ? 0 : -1;
@@ -365,9 +358,7 @@ QString OffloadRunView::title() const {
 
 int OffloadRunView::barCount(bool measured, analysis::Stream stream) const {
   const GanttRows* rows = measured ? measured_ : simulated_;
-  if (!rows) return 0;
-  const auto& bars = rows->gantt().bars;
-  return static_cast<int>(std::count_if(bars.begin(), bars.end(), [&](const GanttBar& bar) { return bar.stream == stream; }));
+  return rows ? static_cast<int>(rows->gantt().barCount(stream)) : 0;
 }
 
 double OffloadRunView::rowOf(bool measured, analysis::Stream stream) const {
@@ -389,29 +380,24 @@ QString OffloadRunView::toolTipAt(const QPointF& pixel) const {
     if (stall) {
       const GanttStall& s = gantt.stalls[static_cast<size_t>(index)];
       return tr("%1: compute idle before %2 (waiting for its weights, or code outside the layer units)\n%3")
-          .arg(which, QString::fromStdString(s.before), span(s.start, s.end));
+          .arg(which, QString::fromStdString(s.before), spanText(s.start, s.end));
     }
     const GanttBar& bar = gantt.bars[static_cast<size_t>(index)];
     const QString name = QString::fromStdString(bar.label);
     switch (bar.stream) {
-      case Stream::Compute: return tr("%1 compute: %2\n%3").arg(which, name, span(bar.start, bar.end));
+      case Stream::Compute: return tr("%1 compute: %2\n%3").arg(which, name, spanText(bar.start, bar.end));
       case Stream::HostToDevice:
         return tr("%1 weight copy: %2, %3\n%4%5")
-            .arg(which, name, formatBytes(bar.bytes), span(bar.start, bar.end),
+            .arg(which, name, formatBytes(bar.bytes), spanText(bar.start, bar.end),
                  bar.start < 0 ? tr("\nstarts in the previous step") : QString());
-      case Stream::DeviceToHost: return tr("%1 gradient copy: a tensor of %2\n%3").arg(which, name, span(bar.start, bar.end));
+      case Stream::DeviceToHost: return tr("%1 gradient copy: a tensor of %2\n%3").arg(which, name, spanText(bar.start, bar.end));
     }
   }
   return {};
 }
 
 void OffloadRunView::onMouseMove(QMouseEvent* event) {
-  const QString text = toolTipAt(event->position());
-  if (text.isEmpty()) {
-    QToolTip::hideText();
-  } else {
-    QToolTip::showText(event->globalPosition().toPoint(), text, plot_);
-  }
+  showToolTip(plot_, event, toolTipAt(event->position()));
 }
 
 }  // namespace lathe::views

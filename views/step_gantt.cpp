@@ -56,27 +56,22 @@ StepGantt offloadGantt(const passes::PassContext& context, const plan::PlanState
   gantt.segments = true;
   gantt.stepSeconds = decision.stepSeconds;
   const double origin = timeline.stepStart;
-  // Each stream runs its tasks in input order: the k-th compute task is segment k % n of step k / n.
+  const std::vector<analysis::TaskIndex> computeTask = passes::lastStepComputeTasks(timeline, segments);
   std::vector<double> segmentStart(segments, 0);
-  std::vector<analysis::TaskIndex> computeTask(segments, analysis::kNoTask);
-  size_t computeSeen = 0, copySeen = 0;
-  for (size_t t = 0; t < sim.tasks.size(); ++t) {
-    const analysis::TaskRecord& record = sim.tasks[t];
-    if (record.stream == Stream::Compute) {
-      const size_t segment = computeSeen % segments, step = computeSeen / segments;
-      ++computeSeen;
-      if (step != lastStep) continue;
-      segmentStart[segment] = record.start - origin;
-      computeTask[segment] = static_cast<analysis::TaskIndex>(t);
-      gantt.bars.push_back({Stream::Compute, record.start - origin, record.end - origin, problem.segments[segment].name,
-                            static_cast<int32_t>(segment % 2), 0, firstExecution[segment], lastExecution[segment]});
-    } else {
-      const size_t step = copiesPerStep == 0 ? 0 : copySeen / copiesPerStep;
-      ++copySeen;
-      if (step != lastStep) continue;
-      gantt.bars.push_back({record.stream, record.start - origin, record.end - origin, record.name,
-                            static_cast<int32_t>(copySeen % 2), record.bytes, 0, 0});
-    }
+  for (size_t segment = 0; segment < computeTask.size(); ++segment) {
+    const analysis::TaskRecord& record = sim.tasks[static_cast<size_t>(computeTask[segment])];
+    segmentStart[segment] = record.start - origin;
+    gantt.bars.push_back({Stream::Compute, record.start - origin, record.end - origin, problem.segments[segment].name,
+                          static_cast<int32_t>(segment % 2), 0, firstExecution[segment], lastExecution[segment]});
+  }
+  size_t copySeen = 0;  // copies too run in input order, copiesPerStep a step
+  for (const analysis::TaskRecord& record : sim.tasks) {
+    if (record.stream == Stream::Compute) continue;
+    const size_t step = copiesPerStep == 0 ? 0 : copySeen / copiesPerStep;
+    ++copySeen;
+    if (step != lastStep) continue;
+    gantt.bars.push_back({record.stream, record.start - origin, record.end - origin, record.name,
+                          static_cast<int32_t>(copySeen % 2), record.bytes, 0, 0});
   }
   for (const analysis::Bubble& bubble : sim.bubbles) {
     const auto it = std::find(computeTask.begin(), computeTask.end(), bubble.before);
@@ -102,7 +97,8 @@ constexpr double kIdleResolution = 2e-6;
 
 }  // namespace
 
-StepGantt offloadRunGantt(const plan::WeightOffloadRun& run, const plan::StepTimeline& timeline) {
+StepGantt offloadRunGantt(const plan::WeightOffloadRun& run, const plan::StepTimeline& timeline,
+                          std::string_view backwardSuffix) {
   StepGantt gantt;
   gantt.segments = true;
   gantt.stepSeconds = timeline.stepSeconds;
@@ -115,13 +111,11 @@ StepGantt offloadRunGantt(const plan::WeightOffloadRun& run, const plan::StepTim
   for (size_t i = 0; i < segments.size(); ++i) {
     const plan::TimedSpan& s = segments[i];
     const auto unit = static_cast<size_t>(s.unit);
-    const std::string label = seen[unit] ? unitName(s.unit) + " backward" : unitName(s.unit);
+    const std::string label = seen[unit] ? unitName(s.unit) + std::string(backwardSuffix) : unitName(s.unit);
     seen[unit] = true;
     if (s.start - computeFree > kIdleResolution) gantt.stalls.push_back({computeFree, s.start, label});
     computeFree = std::max(computeFree, s.end);
-    gantt.bars.push_back({Stream::Compute, s.start, s.end, label, static_cast<int32_t>(i % 2), 0, i, i});
-    gantt.executionStart.push_back(s.start);
-    gantt.executionEnd.push_back(s.end);
+    gantt.bars.push_back({Stream::Compute, s.start, s.end, label, static_cast<int32_t>(i % 2), 0, 0, 0});
   }
   auto copies = [&](const std::vector<plan::TimedSpan>& spans, Stream stream, bool sized) {
     for (size_t i = 0; i < spans.size(); ++i) {
@@ -141,7 +135,12 @@ StepGantt offloadRunGantt(const plan::WeightOffloadRun& run, const plan::StepTim
 }
 
 bool StepGantt::uses(analysis::Stream stream) const {
-  return std::any_of(bars.begin(), bars.end(), [&](const GanttBar& bar) { return bar.stream == stream; });
+  return barCount(stream) > 0;
+}
+
+size_t StepGantt::barCount(analysis::Stream stream) const {
+  return static_cast<size_t>(
+      std::count_if(bars.begin(), bars.end(), [&](const GanttBar& bar) { return bar.stream == stream; }));
 }
 
 size_t StepGantt::executionAt(double seconds) const {

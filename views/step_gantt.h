@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/stream_sim.h"
@@ -43,6 +44,7 @@ struct StepGantt {
   bool segments = false;  // compute bars are segments (offload plans), else kernels
 
   [[nodiscard]] bool uses(analysis::Stream stream) const;
+  [[nodiscard]] size_t barCount(analysis::Stream stream) const;
   // The execution running at `seconds`, or the nearest one; SIZE_MAX when the step is empty.
   [[nodiscard]] size_t executionAt(double seconds) const;
 };
@@ -52,8 +54,10 @@ struct StepGantt {
 
 // One step of a run whose weights were streamed (a run folder's lathe.profile/1 weight_offload), as
 // simulated or as measured: the units' segments on the compute row (a unit's second segment of a
-// training step is its backward), weight copies on the host-to-device row, gradients on the
-// device-to-host row, the compute stream's idle time between segments as stalls.
-[[nodiscard]] StepGantt offloadRunGantt(const plan::WeightOffloadRun& run, const plan::StepTimeline& timeline);
+// training step is its backward, named with `backwardSuffix`, which the view translates), weight
+// copies on the host-to-device row, gradients on the device-to-host row, the compute stream's idle
+// time between segments as stalls. No executions: a run's segments map to no graph nodes.
+[[nodiscard]] StepGantt offloadRunGantt(const plan::WeightOffloadRun& run, const plan::StepTimeline& timeline,
+                                        std::string_view backwardSuffix);
 
 }  // namespace lathe::views

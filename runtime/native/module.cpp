@@ -200,20 +200,13 @@ nb::dict planWeightOffload(const std::vector<double>& segmentSeconds, const std:
     decision = passes::planOffload(problem, policy, options);
     timeline = passes::simulateOffload(problem, decision);
   }
-  // Each segment as the reported (last) simulated step runs it: the k-th compute task is segment
-  // k % n of step k / n.
-  nb::list segments;
-  const size_t n = problem.segments.size();
-  size_t computeSeen = 0;
-  for (const analysis::TaskRecord& record : timeline.sim.tasks) {
-    if (record.stream != analysis::Stream::Compute) continue;
-    if (n > 0 && computeSeen / n == static_cast<size_t>(timeline.steps - 1)) {
-      nb::dict span;
-      span["start"] = record.start - timeline.stepStart;
-      span["end"] = record.end - timeline.stepStart;
-      segments.append(span);
-    }
-    ++computeSeen;
+  nb::list segments;  // each segment as the reported (last) simulated step runs it
+  for (const analysis::TaskIndex task : passes::lastStepComputeTasks(timeline, problem.segments.size())) {
+    const analysis::TaskRecord& record = timeline.sim.tasks[static_cast<size_t>(task)];
+    nb::dict span;
+    span["start"] = record.start - timeline.stepStart;
+    span["end"] = record.end - timeline.stepStart;
+    segments.append(span);
   }
   nb::list prefetches;
   for (const plan::Prefetch& p : decision.prefetches) {

@@ -266,19 +266,6 @@ def graph_rows(layers, seqs, steps):
     inside = seqs[0] - seqs[0] // 4
     inputs[inside] = torch.randn(1, inside, 4096, dtype=torch.bfloat16, device="cuda")
 
-    def latency(fn, x):
-        with torch.no_grad():
-            for _ in range(3):
-                fn(x)
-            torch.cuda.synchronize()
-            times = []
-            for _ in range(max(steps, 20)):
-                start = time.perf_counter()
-                out = fn(x)
-                torch.cuda.synchronize()
-                times.append(time.perf_counter() - start)
-        return statistics.median(times), out
-
     with torch.no_grad():
         expected = {seq: master(x).clone() for seq, x in inputs.items()}
     variants = [("eager", master), ("torch.compile", torch.compile(master)),
@@ -289,7 +276,7 @@ def graph_rows(layers, seqs, steps):
     for label, fn in variants:
         lengths = list(seqs) + ([inside] if label.startswith("lathe") else [])
         for seq in lengths:
-            seconds, out = latency(fn, inputs[seq])
+            seconds, _, _, out = timed_steps(fn, inputs[seq], max(steps, 20))  # latency: each call synchronised
             equal = bool(torch.allclose(out.float(), expected[seq].float(), rtol=2e-2, atol=2e-2))
             rows.append(dict(seq=seq, policy=f"graphs {label}", resident=1.0, step_ms=seconds * 1e3,
                              floor_ms=float("nan"), ratio=float("nan"), peak_gb=float("nan"), equal=equal))

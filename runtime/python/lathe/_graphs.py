@@ -75,9 +75,9 @@ def make_cuda_graph_spec(value: Any) -> Optional[CudaGraphSpec]:
     unknown = sorted(set(value) - {"buckets", "dim", "max_graphs"})
     if unknown:
         raise LatheError(f"cuda_graphs: unknown option {unknown[0]!r} (buckets, dim, max_graphs)")
-    buckets = value.get("buckets")
-    return CudaGraphSpec(buckets=tuple(buckets) if buckets is not None else None, dim=value.get("dim", 1),
-                         max_graphs=value.get("max_graphs", 8))
+    if value.get("buckets") is not None:
+        value = dict(value, buckets=tuple(value["buckets"]))
+    return CudaGraphSpec(**value)
 
 
 class CudaGraphs:
@@ -154,7 +154,7 @@ class GraphRunner:
                 shape = list(a.shape)
                 if a.dim() > self.spec.dim and shape[self.spec.dim] == size:
                     shape[self.spec.dim] = bucket
-                key.append((tuple(shape), a.dtype, a.device, a.requires_grad))
+                key.append((tuple(shape), a.dtype, a.device))
             else:
                 key.append(("value", repr(a)))  # a non-tensor argument is part of what was captured
         return tuple(key)

@@ -376,6 +376,9 @@ class WeightStreamer:
                 self._run_ends[previous] = False
             self._run_ends[seg] = True
             previous = seg
+        n = len(self.units)
+        # Units whose backward starts a run of its own (a copy of their own): the plan's, once.
+        self._backward_runs = frozenset(segments[seg] for seg in range(n, len(segments)) if self._run_start[seg] == seg)
         self._forward_slot: dict[int, int] = {}  # unit -> slot of its forward use this step (training)
         self._backward_copies: set[int] = set()  # units whose backward copy is yet to be issued this step
 
@@ -406,9 +409,7 @@ class WeightStreamer:
         for request in self._deferred:  # copies for this step now
             request.next_step = False
         self._forward_slot = {}
-        n = len(self.units)
-        self._backward_copies = {state.segments[seg] for seg in range(n, len(state.segments))
-                                 if self._run_start[seg] == seg}
+        self._backward_copies = set(self._backward_runs)
         if kind == TRAINING:  # gradients held from earlier steps wait aside: this step's arrive on the host
             for u, unit in enumerate(self.units):
                 if unit.resident is None:
