@@ -92,6 +92,26 @@ def timed_steps(model, x, steps, warmup=3):
     return statistics.median(seconds), torch.cuda.max_memory_allocated() - before, before, out
 
 
+def side_stream_row(master, x, seq, steps, resident, expected):
+    """The streamed model run on a stream of the caller's (as a serving loop or a graph capture runs
+    it): its copies must order against that stream, not the one current when it was attached."""
+    model = copy.deepcopy(master)
+    streamer = _weights.attach(model, _options.OffloadSpec(resident=resident), "h200")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        measured, peak, before, out = timed_steps(model, x, steps)
+    torch.cuda.current_stream().wait_stream(side)
+    report = streamer.report()
+    row = dict(seq=seq, policy=f"{report['policy']} on a side stream", resident=resident, step_ms=measured * 1e3,
+               floor_ms=float("nan"), ratio=float("nan"), predicted_ms=report["predicted_step_seconds"] * 1e3,
+               peak_gb=(peak + before) / GB, unplanned=report["unplanned_loads"], equal=bool(torch.equal(out, expected)))
+    print(f"  r={resident} {report['policy']} on a side stream {row['step_ms']:8.2f} ms  equal {row['equal']}", flush=True)
+    del model, streamer, out
+    release()
+    return row
+
+
 def compiled_rows(master, x, seq, steps, residents, bandwidth):
     """The product path: each layer's forward compiled (torch.compile resident; lathe.compile with
     offload=, which compiles the units the same way and streams between them)."""
@@ -427,6 +447,8 @@ def main():
                       f"equal {r['equal']}", flush=True)
                 del model, streamer, out
                 release()
+        if seq == seqs[0] and residents:
+            rows.append(side_stream_row(master, x, seq, steps, residents[0], expected))
         if seq in compile_seqs:
             rows.extend(compiled_rows(master, x, seq, steps, residents, bandwidth))
         del master

@@ -83,9 +83,14 @@ class CudaDevice:
 
     def __init__(self, device: torch.device) -> None:
         self.device = device
-        self.compute = torch.cuda.current_stream(device)
         self.copy_stream = torch.cuda.Stream(device)
         self.copy_out_stream = torch.cuda.Stream(device)
+
+    @property
+    def compute(self) -> torch.cuda.Stream:
+        """The stream the model's kernels run on: the caller's current one, read at each use (a serving
+        loop's side stream; the stream a CUDA graph captures on), not the one current at attach."""
+        return torch.cuda.current_stream(self.device)
 
     def host_buffer(self, nbytes: int) -> torch.Tensor:
         return torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
