@@ -1,25 +1,29 @@
 """The captures committed under tests/data carry no absolute paths of the machine that wrote them
-(tests/data/trace_logs.py makes them relative)."""
+(tests/data/trace_logs.py makes them relative), and the fuzz seeds cut from captures no install
+prefix of the machine that made them."""
 
 import gzip
 import pathlib
 import re
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "data"
+SEEDS = DATA.parent / "fuzz" / "seeds"
 MACHINE_PATH = re.compile(r"(?<![\w.])/(home|root|tmp|opt|work|usr)/")
+INSTALL_PATH = re.compile(r"(?<![\w.])/opt/")  # a package install prefix of the machine that made the capture
+
+
+def assert_none_names(pattern, files, root):
+    for path in files:
+        text = gzip.decompress(path.read_bytes()).decode("utf-8") if path.suffix == ".gz" else \
+            path.read_text("utf-8", errors="replace")
+        found = pattern.search(text)
+        assert found is None, f"{path.relative_to(root)}: {text[found.start():found.start() + 60]!r}"
 
 
 def test_committed_run_folders_name_no_machine_paths():
     files = [p for p in DATA.rglob("*") if p.is_file() and p.suffix in (".gz", ".log", ".json")]
     assert any(p.suffix == ".gz" for p in files), "no capture found under tests/data"
-    for path in files:
-        text = gzip.decompress(path.read_bytes()).decode("utf-8") if path.suffix == ".gz" else path.read_text("utf-8")
-        found = MACHINE_PATH.search(text)
-        assert found is None, f"{path.relative_to(DATA)}: {text[found.start():found.start() + 60]!r}"
-
-
-SEEDS = DATA.parent / "fuzz" / "seeds"
-INSTALL_PATH = re.compile(r"(?<![\w.])/opt/")  # a package install prefix of the machine that made the capture
+    assert_none_names(MACHINE_PATH, files, DATA)
 
 
 def test_text_fuzz_seeds_name_no_install_paths():
@@ -28,7 +32,4 @@ def test_text_fuzz_seeds_name_no_install_paths():
     pickles are left as torch wrote them."""
     files = [p for p in SEEDS.rglob("*") if p.is_file() and p.suffix in (".txt", ".json", ".log")]
     assert len(files) > 10, "the fuzz seeds are missing"
-    for path in files:
-        text = path.read_text("utf-8", errors="replace")
-        found = INSTALL_PATH.search(text)
-        assert found is None, f"{path.relative_to(SEEDS)}: {text[found.start():found.start() + 60]!r}"
+    assert_none_names(INSTALL_PATH, files, SEEDS)

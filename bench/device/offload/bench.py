@@ -33,6 +33,7 @@ COST_EFFECTIVE and HEURISTIC policies, after every lathe row; BENCH_MAGI=0, or n
     device run, carry [".device/deps", ".device/magi"]:  bash bench/device/offload/run.sh
 """
 
+import contextlib
 import copy
 import gc
 import json
@@ -69,6 +70,16 @@ def link_bandwidth(nbytes=1 << 30):
     return h2d, d2h
 
 
+@contextlib.contextmanager
+def default_dtype(dtype):
+    """Modules built in `dtype` (no float32 copy of a large stack first)."""
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
 def release():
     """Frees what the last variant held, its compiled code (which references its modules) included."""
     torch._dynamo.reset()
@@ -76,7 +87,9 @@ def release():
     torch.cuda.empty_cache()
 
 
-def timed_steps(model, x, steps, warmup=3):
+def inference_steps(model, x, steps, warmup=3):
+    """Every timed step's seconds (each call synchronised), the memory the steps allocated beyond what
+    was allocated before them, that before, and the last output."""
     with torch.no_grad():
         for _ in range(warmup):
             out = model(x)
@@ -89,7 +102,12 @@ def timed_steps(model, x, steps, warmup=3):
             out = model(x)
             torch.cuda.synchronize()
             seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds), torch.cuda.max_memory_allocated() - before, before, out
+    return seconds, torch.cuda.max_memory_allocated() - before, before, out
+
+
+def timed_steps(model, x, steps, warmup=3):
+    seconds, peak, before, out = inference_steps(model, x, steps, warmup)
+    return statistics.median(seconds), peak, before, out
 
 
 def side_stream_row(master, x, seq, steps, resident, expected):
@@ -151,7 +169,8 @@ def magi_rows(layers, seqs, steps, residents, bandwidth):
     the stack class, attention a custom op that is a subgraph boundary and compute-sensitive (17 pieces
     for 8 layers), offload_config.model_cpu_offload with gpu_resident_weight_ratio at each resident
     fraction, under COST_EFFECTIVE and HEURISTIC; its own all-resident step (no offload) is the compute of
-    its floor and the output its offload rows must equal. Runs after every lathe row: MagiCompiler changes torch's global configuration."""
+    its floor and the output its offload rows must equal. Runs after every lathe row: MagiCompiler
+    changes torch's global configuration."""
     from magi_compiler import magi_compile, magi_register_custom_op
     from magi_compiler.config import OffloadPolicy
     from magi_compiler.offload import offload_warpper
@@ -162,67 +181,70 @@ def magi_rows(layers, seqs, steps, residents, bandwidth):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
 
     magi_layer = type("MagiOffloadLayer", (Layer,), {"attention": staticmethod(attention)})
-    executors = []  # each offloading compile's executor, for the bytes its scheduler keeps
+    executors = []  # the offloading compile's executor, for the bytes its scheduler keeps
     original_init = offload_warpper.OffloadExecutor.__init__
 
     def recording_init(self, *args, **kwargs):
         original_init(self, *args, **kwargs)
         executors.append(self)
 
-    offload_warpper.OffloadExecutor.__init__ = recording_init
     # A cache of this run's own: MagiCompiler keys its artifacts by model index and code, not by the
     # buffers' shapes, and reloaded an earlier run's 4096-token pieces for a 1024-token stack.
     cache = tempfile.mkdtemp(prefix="magi-cache-")
+
+    def config(policy, resident):
+        def patch(conf):
+            conf.cache_root_dir = cache
+            conf.offload_config.model_cpu_offload = policy is not None
+            if policy is not None:
+                conf.offload_config.offload_policy = OffloadPolicy[policy]
+                conf.offload_config.gpu_resident_weight_ratio = resident
+            return conf
+        return patch
+
     variants = [("resident", None, 1.0)] + [(policy, policy, r) for r in residents
                                              for policy in ("COST_EFFECTIVE", "HEURISTIC")]
     rows = []
-    for seq in seqs:
-        torch.manual_seed(0)
-        torch.set_default_dtype(torch.bfloat16)
-        master = Stack(layers=layers, seq=seq)
-        torch.set_default_dtype(torch.float32)
-        weight_bytes = sum(p.numel() * p.element_size() for p in master.layers.parameters())
-        x = torch.randn(1, seq, 4096, dtype=torch.bfloat16, device="cuda")
-        compute = expected = None  # MagiCompiler's resident step and output: its offload rows' reference
-        for label, policy, resident in variants:
-            def patch(conf, policy=policy, resident=resident):
-                conf.cache_root_dir = cache
-                conf.offload_config.model_cpu_offload = policy is not None
+    offload_warpper.OffloadExecutor.__init__ = recording_init
+    try:
+        for seq in seqs:
+            torch.manual_seed(0)
+            with default_dtype(torch.bfloat16):
+                master = Stack(layers=layers, seq=seq)
+            weight_bytes = sum(p.numel() * p.element_size() for p in master.layers.parameters())
+            x = torch.randn(1, seq, 4096, dtype=torch.bfloat16, device="cuda")
+            compute = expected = None  # MagiCompiler's resident step and output: its offload rows' reference
+            for label, policy, resident in variants:
+                stack_class = magi_compile(type("MagiStack", (Stack,), {}), dynamic_arg_dims={"x": 1},
+                                           config_patch=config(policy, resident))
+                with default_dtype(torch.bfloat16):
+                    model = stack_class(layers=layers, seq=seq, layer=magi_layer)
+                model.load_state_dict(master.state_dict())
+                model.cuda()  # with offload, MagiCompiler's patched _apply keeps the weights in pinned host memory
+                start = time.perf_counter()
+                measured, peak, before, out = timed_steps(model, x, steps, warmup=4)  # its schedule runs from the third call
+                first = time.perf_counter() - start
+                streamed = 0
                 if policy is not None:
-                    conf.offload_config.offload_policy = OffloadPolicy[policy]
-                    conf.offload_config.gpu_resident_weight_ratio = resident
-                return conf
-
-            stack_class = magi_compile(type("MagiStack", (Stack,), {}), dynamic_arg_dims={"x": 1}, config_patch=patch)
-            torch.set_default_dtype(torch.bfloat16)
-            model = stack_class(layers=layers, seq=seq, layer=magi_layer)
-            torch.set_default_dtype(torch.float32)
-            model.load_state_dict(master.state_dict())
-            model.cuda()  # with offload, MagiCompiler's patched _apply keeps the weights in pinned host memory
-            executors.clear()
-            start = time.perf_counter()
-            measured, peak, before, out = timed_steps(model, x, steps, warmup=4)  # its schedule runs from the third call
-            first = time.perf_counter() - start
-            streamed = 0
-            if policy is not None:
-                scheduler = executors[-1].scheduler
-                streamed = weight_bytes - scheduler.get_keep_weight_size()
-            else:
-                compute, expected = measured, out.clone()
-            floor = max(compute, streamed / bandwidth)
-            rows.append(dict(seq=seq, policy=f"MagiCompiler {label}", resident=resident, step_ms=measured * 1e3,
-                             floor_ms=floor * 1e3, ratio=measured / floor, streamed_gb=streamed / GB,
-                             kept_fraction=1 - streamed / weight_bytes, peak_gb=(peak + before) / GB,
-                             equal=bool(torch.equal(out, expected))))
-            r = rows[-1]
-            print(f"  MagiCompiler seq {seq} r={resident} {label:14s} {r['step_ms']:8.2f} ms  floor {r['floor_ms']:8.2f}  "
-                  f"x{r['ratio']:.3f}  kept {r['kept_fraction']:.1%}  H2D {r['streamed_gb']:.2f} GB  "
-                  f"GPU {r['peak_gb']:.2f} GB  equal to its resident output {r['equal']}  (first steps {first:.0f} s)",
-                  flush=True)
-            del model, out
-            release()
-        del master
-    offload_warpper.OffloadExecutor.__init__ = original_init
+                    streamed = weight_bytes - executors[-1].scheduler.get_keep_weight_size()
+                else:
+                    compute, expected = measured, out.clone()
+                executors.clear()  # nothing of this variant outlives it
+                floor = max(compute, streamed / bandwidth)
+                rows.append(dict(seq=seq, policy=f"MagiCompiler {label}", resident=resident, step_ms=measured * 1e3,
+                                 floor_ms=floor * 1e3, ratio=measured / floor, streamed_gb=streamed / GB,
+                                 kept_fraction=1 - streamed / weight_bytes, peak_gb=(peak + before) / GB,
+                                 equal=bool(torch.equal(out, expected))))
+                r = rows[-1]
+                print(f"  MagiCompiler seq {seq} r={resident} {label:14s} {r['step_ms']:8.2f} ms  "
+                      f"floor {r['floor_ms']:8.2f}  x{r['ratio']:.3f}  kept {r['kept_fraction']:.1%}  "
+                      f"H2D {r['streamed_gb']:.2f} GB  GPU {r['peak_gb']:.2f} GB  equal to its resident output "
+                      f"{r['equal']}  (first steps {first:.0f} s)", flush=True)
+                del model, out
+                release()
+            del master
+    finally:
+        offload_warpper.OffloadExecutor.__init__ = original_init
     return rows
 
 
@@ -320,10 +342,8 @@ def small_card_rows(card_gb, layers, steps, h2d):
     release()
     print(f"card {card_gb} GB: {torch.cuda.memory_allocated() / GB:.2f} GB allocated before the model", flush=True)
     torch.manual_seed(0)
-    torch.set_default_dtype(torch.bfloat16)
-    with torch.device("cuda"):  # built on the GPU (fast init); the streamer moves the units to the host
+    with default_dtype(torch.bfloat16), torch.device("cuda"):  # fast init; the streamer moves the units to the host
         model = Stack(layers=layers, seq=seq)
-    torch.set_default_dtype(torch.float32)
     weight_bytes = sum(p.numel() * p.element_size() for p in model.layers.parameters())
     x = torch.randn(1, seq, 4096, dtype=torch.bfloat16, device="cuda")
     compute, _, _, expected = timed_steps(model, x, steps)
@@ -481,11 +501,12 @@ def main():
             ours = [r for r in at if r["policy"].startswith("lathe.compile")]
             theirs = [r for r in at if r["policy"].startswith("MagiCompiler")]
             within = [r for r in theirs if r["kept_fraction"] <= resident + 1e-6]
-            over = ", ".join(f"{r['policy'][13:]} {r['step_ms']:.2f} ms keeping {r['kept_fraction']:.0%}"
+            over = ", ".join(f"{r['policy'].removeprefix('MagiCompiler ')} {r['step_ms']:.2f} ms keeping "
+                             f"{r['kept_fraction']:.0%}"
                              for r in theirs if r not in within)
             if ours and within:
                 best = min(within, key=lambda r: r["step_ms"])
-                print(f"| {seq} | {resident} | {ours[0]['step_ms']:.2f} | {best['step_ms']:.2f} ({best['policy'][13:]}) | "
+                print(f"| {seq} | {resident} | {ours[0]['step_ms']:.2f} | {best['step_ms']:.2f} ({best['policy'].removeprefix('MagiCompiler ')}) | "
                       f"{ours[0]['step_ms'] / best['step_ms']:.3f} | {over} |")
     out_dir = os.environ.get("OUT")
     if out_dir:

@@ -10,32 +10,25 @@ Environment: BENCH_SEQ (1024), BENCH_RESIDENT (0.3), BENCH_REPEATS (6), BENCH_ST
 """
 
 import copy
+import importlib.util
 import json
 import os
 import statistics
 import sys
-import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "runtime"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "runtime"))
 from bench import Stack  # noqa: E402  the training bench's layers
+from rows import Rows  # noqa: E402
 
 from lathe import _options, _weights  # noqa: E402
 
-
-def steps_seconds(model, x, steps, warmup=3):
-    with torch.no_grad():
-        for _ in range(warmup):
-            model(x)
-        torch.cuda.synchronize()
-        seconds = []
-        for _ in range(steps):
-            start = time.perf_counter()
-            out = model(x)
-            torch.cuda.synchronize()
-            seconds.append(time.perf_counter() - start)
-    return seconds, out
+# The offload bench's timed loop (a module of the same name as the training bench's: loaded by path).
+_spec = importlib.util.spec_from_file_location("offload_bench", os.path.join(HERE, "bench.py"))
+offload_bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(offload_bench)
 
 
 def main():
@@ -46,11 +39,12 @@ def main():
     torch.manual_seed(0)
     master = Stack(layers=8, seq=seq).to(torch.bfloat16)
     x = torch.randn(1, seq, 4096, dtype=torch.bfloat16, device="cuda")
-    rows, plans = [], {}
+    rows = Rows(os.path.join(os.environ.get("OUT", "."), "repeat.jsonl"))
+    plans = {}
     for repeat in range(repeats):
         model = copy.deepcopy(master)
         streamer = _weights.attach(model, _options.OffloadSpec(resident=resident, policy="optimal"), "h200")
-        seconds, _ = steps_seconds(model, x, steps)
+        seconds, _, _, _ = offload_bench.inference_steps(model, x, steps)
         report = streamer.report()
         plan = streamer.plan
         key = json.dumps({"resident": report["resident"],
@@ -58,29 +52,23 @@ def main():
         plans.setdefault(key, []).append(repeat)
         measured = report["measured"]
         ms = [s * 1e3 for s in seconds]
-        rows.append(dict(repeat=repeat, median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms),
+        rows.record(dict(repeat=repeat, median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms),
                          predicted_ms=report["predicted_step_seconds"] * 1e3, plan=list(plans).index(key),
                          h2d_gbs=measured["h2d_bandwidth"] / 1e9,
                          segment_ms=[round(s * 1e3, 3) for s in measured["segment_seconds"]], steps_ms=ms))
-        r = rows[-1]
+        r = rows.rows[-1]
         print(f"attach {repeat}: median {r['median_ms']:.2f} ms (min {r['min_ms']:.2f}, max {r['max_ms']:.2f}), "
               f"predicted {r['predicted_ms']:.2f}, plan {r['plan']}, H2D {r['h2d_gbs']:.1f} GB/s, "
               f"segments ms {r['segment_ms']}", flush=True)
-        print(f"  steps ms {[round(v, 2) for v in ms]}", flush=True)
         del model, streamer
         torch.cuda.empty_cache()
     print("\n| attach | median ms | min ms | max ms | predicted ms | plan | H2D GB/s |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
+    for r in rows.rows:
         print(f"| {r['repeat']} | {r['median_ms']:.2f} | {r['min_ms']:.2f} | {r['max_ms']:.2f} | {r['predicted_ms']:.2f} | "
               f"{r['plan']} | {r['h2d_gbs']:.1f} |")
     for index, (key, used) in enumerate(plans.items()):
         print(f"plan {index} (attaches {used}): {key}")
-    out_dir = os.environ.get("OUT")
-    if out_dir:
-        with open(os.path.join(out_dir, "repeat.jsonl"), "w") as f:
-            for r in rows:
-                f.write(json.dumps(r) + "\n")
 
 
 if __name__ == "__main__":
