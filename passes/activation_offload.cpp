@@ -27,11 +27,12 @@ struct Candidate {
 
 }  // namespace
 
-plan::ActivationOffloadDecision planActivationOffload(const PassContext& context, const analysis::JointInfo& joint,
+plan::ActivationOffloadDecision planActivationOffload(const PassContext& context,
                                                       const analysis::StepPartition& partition,
                                                       const analysis::StepSchedule& schedule,
                                                       std::span<const double> executionSeconds,
                                                       const ActivationOffloadOptions& options) {
+  const analysis::JointInfo& joint = context.joint();
   plan::ActivationOffloadDecision decision;
   decision.linkShare = options.linkShare;
   const ir::Graph& graph = context.graph;

@@ -40,7 +40,6 @@ struct ActivationOffloadOptions {
 
 // executionSeconds: the estimated time of each execution of `schedule`.
 [[nodiscard]] plan::ActivationOffloadDecision planActivationOffload(const PassContext& context,
-                                                                   const analysis::JointInfo& joint,
                                                                    const analysis::StepPartition& partition,
                                                                    const analysis::StepSchedule& schedule,
                                                                    std::span<const double> executionSeconds,

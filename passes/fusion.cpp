@@ -15,13 +15,6 @@ namespace {
 using ir::NodeId;
 using plan::kNone;
 
-constexpr size_t kDefaultMaxNodes = 64;  // Inductor's max_fusion_size
-
-bool isCall(const ir::Node& node) {
-  return node.kind == ir::NodeKind::CallFunction || node.kind == ir::NodeKind::CallMethod ||
-         node.kind == ir::NodeKind::CallModule;
-}
-
 // The element count a loop runs over; 0 when unknown (no tensor, a size without a hint) or empty.
 int64_t loopNumel(const ir::TensorMeta& meta) {
   return meta.isTensor() && meta.allHinted() ? meta.numel() : 0;
@@ -57,7 +50,7 @@ struct Facts {
 };
 
 bool isKernel(const ir::Graph& graph, NodeId node, const ir::OpRegistry& ops) {
-  if (!isCall(graph.node(node))) return false;
+  if (!graph.node(node).isCall()) return false;
   const ir::OpCategory category = ops.lookup(graph.target(node)).category;
   return category != ir::OpCategory::View && category != ir::OpCategory::Getitem && category != ir::OpCategory::Host;
 }
@@ -75,7 +68,7 @@ std::vector<Facts> nodeFacts(const PassContext& context, const plan::PlanState& 
     const ir::Node& info = graph.node(node);
     backward[node] = context.inputs.role[node] == ir::Role::Tangent;
     for (NodeId in : graph.inputs(node)) backward[node] = backward[node] || backward[in];
-    if (!isCall(info)) continue;
+    if (!info.isCall()) continue;
     const ir::OpInfo& op = context.ops.lookup(graph.target(node));
     const bool splitOp = op.subgraphBoundary || (boundariesSet && before.boundary[node]);
     if (splitOp) ++stretch;
@@ -398,14 +391,19 @@ bool isConvex(const ir::Graph& graph, std::span<const ir::NodeId> group) {
   return !check.returns([](NodeId) { return Cluster{}; });
 }
 
+const PassInfo& FusionPass::info() const {
+  static constexpr OptionSpec kOptions[] = {kMaxNodes};
+  static constexpr StatKey kStats[] = {kGroups,      kGroupsPointwise, kGroupsReduction, kGroupsNormalization,
+                                       kFusedNodes,  kKernelsBefore,   kKernelsAfter,    kTrafficRemoved};
+  static const PassInfo info{"fusion", "Inductor-style groups of nodes that become one generated kernel", kOptions,
+                             kStats};
+  return info;
+}
+
 PassResult FusionPass::run(const PassContext& context, const plan::PlanState& before,
                            const PassOptions& options) const {
-  options.requireKnown(name(), {"max_nodes"});
   requireSupportedGraph(context.graph);
-  const double maxNodes = options.number("max_nodes", static_cast<double>(kDefaultMaxNodes));
-  if (!(maxNodes >= 1) || std::floor(maxNodes) != maxNodes || maxNodes > 1e9) {
-    throw Error(ErrorCode::Usage, "fusion: max_nodes must be a whole number of at least 1");
-  }
+  const double maxNodes = options.number(kMaxNodes);
   const ir::Graph& graph = context.graph;
   const size_t n = graph.size();
   if (context.inputs.role.size() != n) {
@@ -447,16 +445,14 @@ PassResult FusionPass::run(const PassContext& context, const plan::PlanState& be
     ++byKind[fused.kind == "pointwise" ? 0 : fused.kind == "reduction" ? 1 : 2];
     saved += savedBytes(graph, fused, result.state.group, context.ops);
   }
-  result.stats = {
-      {"groups", static_cast<double>(result.state.groups.size()), ""},
-      {"groups_pointwise", static_cast<double>(byKind[0]), ""},
-      {"groups_reduction", static_cast<double>(byKind[1]), ""},
-      {"groups_normalization", static_cast<double>(byKind[2]), ""},
-      {"fused_nodes", static_cast<double>(fusedNodes), ""},
-      {"kernels_before", static_cast<double>(kernelsBefore), ""},
-      {"kernels_after", static_cast<double>(kernelsBefore - fusedKernels), ""},
-      {"saved_bytes", static_cast<double>(saved), "bytes"},
-  };
+  result.set(kGroups, static_cast<double>(result.state.groups.size()));
+  result.set(kGroupsPointwise, static_cast<double>(byKind[0]));
+  result.set(kGroupsReduction, static_cast<double>(byKind[1]));
+  result.set(kGroupsNormalization, static_cast<double>(byKind[2]));
+  result.set(kFusedNodes, static_cast<double>(fusedNodes));
+  result.set(kKernelsBefore, static_cast<double>(kernelsBefore));
+  result.set(kKernelsAfter, static_cast<double>(kernelsBefore - fusedKernels));
+  result.set(kTrafficRemoved, static_cast<double>(saved));
   return result;
 }
 

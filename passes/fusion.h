@@ -38,7 +38,23 @@ namespace lathe::passes {
 
 class FusionPass final : public Pass {
  public:
-  [[nodiscard]] std::string_view name() const override { return "fusion"; }
+  static constexpr OptionSpec kMaxNodes{"max_nodes", OptionType::Number, "64",
+                                        "the most nodes a group holds, views included (Inductor's max_fusion_size)",
+                                        {}, 1, 1e9, false, true};
+
+  static constexpr StatKey kGroups{"groups", StatUnit::Count, "fusion groups (each one generated kernel)"};
+  static constexpr StatKey kGroupsPointwise{"groups_pointwise", StatUnit::Count, "groups without a reduction"};
+  static constexpr StatKey kGroupsReduction{"groups_reduction", StatUnit::Count, "groups around a reduction"};
+  static constexpr StatKey kGroupsNormalization{"groups_normalization", StatUnit::Count,
+                                                "groups around a normalization (softmax, layer_norm)"};
+  static constexpr StatKey kFusedNodes{"fused_nodes", StatUnit::Count, "nodes in a group"};
+  static constexpr StatKey kKernelsBefore{"kernels_before", StatUnit::Count,
+                                          "calls other than views, getitems and host ops"};
+  static constexpr StatKey kKernelsAfter{"kernels_after", StatUnit::Count, "kernels left once each group is one"};
+  static constexpr StatKey kTrafficRemoved{"traffic_removed_bytes", StatUnit::Bytes,
+                                         "memory traffic fusion removes (in-group reads and writes)"};
+
+  [[nodiscard]] const PassInfo& info() const override;
   [[nodiscard]] PassResult run(const PassContext& context, const plan::PlanState& before,
                                const PassOptions& options) const override;
 };

@@ -13,7 +13,7 @@ namespace lathe::passes {
 
 
 analysis::StepSchedule stepSchedule(const PassContext& context, const plan::PlanState& state) {
-  const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
+  const analysis::JointInfo& joint = context.joint();
   if (!joint.joint) return analysis::programSchedule(context.graph);
   const plan::RecomputeDecision decision =
       state.recompute ? *state.recompute
@@ -50,7 +50,7 @@ OffloadProblem offloadProblem(const PassContext& context, const plan::PlanState&
     problem.unitNames.push_back(unit.name);
   }
   const analysis::StepSchedule schedule = stepSchedule(context, state);
-  const std::vector<double> seconds = analysis::nodeSeconds(graph, context.hw, context.ops);
+  const std::vector<double>& seconds = context.nodeSeconds();
   const std::vector<int32_t> segmentOf = segmentOfSteps(schedule, state);
   int32_t unit = plan::kNone;  // a node with no unit belongs to the one before it
   for (size_t i = 0; i < schedule.nodes.size(); ++i) {
@@ -76,37 +76,44 @@ OffloadProblem offloadProblem(const PassContext& context, const plan::PlanState&
   return problem;
 }
 
+const PassInfo& OffloadPass::info() const {
+  static constexpr OptionSpec kOptions[] = {kPolicy, kMemory, kResident, kRepeated};
+  static constexpr StatKey kStats[] = {kStepSeconds,     kComputeSeconds, kBubbleSeconds,  kFloorSeconds,
+                                       kPeakWeightBytes, kBudgetBytes,    kStreamedBytes, kResidentUnits};
+  static constexpr std::string_view kRunsAfter[] = {"split"};
+  static const PassInfo info{"offload", "weights resident or prefetched just in time on a copy stream, per layer unit",
+                             kOptions, kStats, kRunsAfter};
+  return info;
+}
+
 PassResult OffloadPass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
-  options.requireKnown("offload", {"policy", "memory", "resident", "repeated"});
   requireSupportedGraph(context.graph);
   OffloadProblem problem = offloadProblem(context, before);
   uint64_t totalBytes = 0;
   for (uint64_t bytes : problem.unitBytes) totalBytes += bytes;
-  problem.budgetBytes = options.bytes("memory", totalBytes);
-  problem.repeated = options.flag("repeated", true);
+  problem.budgetBytes = options.has(kMemory) ? options.bytes(kMemory) : totalBytes;
+  problem.repeated = options.flag(kRepeated);
   OffloadOptions offloadOptions;
-  if (options.has("resident") || !options.has("memory")) {
-    const double resident = options.number("resident", 0.3);
-    if (resident < 0 || resident > 1) throw Error(ErrorCode::Usage, "offload: resident must be within 0..1");
-    offloadOptions.residentFraction = resident;
+  if (options.has(kResident)) {
+    offloadOptions.residentFraction = options.number(kResident);
+  } else if (!options.has(kMemory)) {
+    offloadOptions.residentFraction = kDefaultResidentFraction;
   }
-  const std::string policy = options.string("policy", "heuristic");
+  const std::string policy = options.text(kPolicy);
   plan::OffloadDecision decision = planOffload(problem, policy, offloadOptions);
 
   PassResult result;
   result.state = before;
   size_t residentUnits = 0;
   for (bool r : decision.resident) residentUnits += r ? 1 : 0;
-  result.stats = {
-      {"step_seconds", decision.stepSeconds, "s"},
-      {"compute_seconds", decision.computeSeconds, "s"},
-      {"bubble_seconds", decision.bubbleSeconds, "s"},
-      {"floor_seconds", decision.floorSeconds, "s"},
-      {"peak_weight_bytes", static_cast<double>(decision.peakWeightBytes), "bytes"},
-      {"budget_bytes", static_cast<double>(decision.budgetBytes), "bytes"},
-      {"streamed_bytes", static_cast<double>(decision.streamedBytes), "bytes"},
-      {"resident_units", static_cast<double>(residentUnits), ""},
-  };
+  result.set(kStepSeconds, decision.stepSeconds);
+  result.set(kComputeSeconds, decision.computeSeconds);
+  result.set(kBubbleSeconds, decision.bubbleSeconds);
+  result.set(kFloorSeconds, decision.floorSeconds);
+  result.set(kPeakWeightBytes, static_cast<double>(decision.peakWeightBytes));
+  result.set(kBudgetBytes, static_cast<double>(decision.budgetBytes));
+  result.set(kStreamedBytes, static_cast<double>(decision.streamedBytes));
+  result.set(kResidentUnits, static_cast<double>(residentUnits));
   result.diff.push_back("offload(" + policy + "): " + std::to_string(residentUnits) + " of " +
                         std::to_string(decision.resident.size()) + " units resident, step " + formatMilliseconds(decision.stepSeconds) +
                         " (floor " + formatMilliseconds(decision.floorSeconds) + ", bubbles " + formatMilliseconds(decision.bubbleSeconds) +

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 #include "plan/plan_bundle.h"
+#include "util/format.h"
 #include "util/diagnostics.h"
 
 namespace lathe::passes {
@@ -99,45 +101,163 @@ void requireSupportedGraph(const ir::Graph& graph) {
   }
 }
 
-bool PassOptions::has(std::string_view key) const { return values_.find(std::string(key)) != values_.end(); }
-
-std::string PassOptions::string(std::string_view key, std::string_view fallback) const {
-  const auto it = values_.find(std::string(key));
-  return it == values_.end() ? std::string(fallback) : it->second;
+std::string_view optionTypeName(OptionType type) {
+  switch (type) {
+    case OptionType::Flag: return "flag";
+    case OptionType::Number: return "number";
+    case OptionType::Bytes: return "bytes";
+    case OptionType::Choice: return "choice";
+    case OptionType::Path: return "path";
+  }
+  return "?";
 }
 
-double PassOptions::number(std::string_view key, double fallback) const {
-  const auto it = values_.find(std::string(key));
-  if (it == values_.end()) return fallback;
-  const std::optional<double> value = parseNumber(it->second);
-  if (!value) throw Error(ErrorCode::Usage, "option " + it->first + "=" + it->second + " is not a number");
-  return *value;
+std::string_view statUnitName(StatUnit unit) {
+  switch (unit) {
+    case StatUnit::Count: return "";
+    case StatUnit::Bytes: return "bytes";
+    case StatUnit::Seconds: return "s";
+    case StatUnit::Flag: return "flag";
+  }
+  return "?";
 }
 
-uint64_t PassOptions::bytes(std::string_view key, uint64_t fallback) const {
-  const auto it = values_.find(std::string(key));
-  if (it == values_.end()) return fallback;
-  const std::optional<uint64_t> value = parseByteSize(it->second);
-  if (!value) throw Error(ErrorCode::Usage, "option " + it->first + "=" + it->second + " is not a byte size (e.g. 40GiB, 512MB)");
-  return *value;
+std::string formatStat(const PassStat& stat) {
+  switch (stat.key.unit) {
+    case StatUnit::Bytes: return formatBytes(static_cast<uint64_t>(stat.value));
+    case StatUnit::Seconds: return formatSeconds(stat.value);
+    case StatUnit::Flag: return stat.value != 0 ? "yes" : "no";
+    case StatUnit::Count: break;
+  }
+  if (stat.value == std::floor(stat.value) && std::abs(stat.value) < 1e15) {
+    return std::to_string(static_cast<int64_t>(stat.value));
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", stat.value);
+  return text;
 }
 
-bool PassOptions::flag(std::string_view key, bool fallback) const {
-  const auto it = values_.find(std::string(key));
-  if (it == values_.end()) return fallback;
-  if (it->second == "true" || it->second == "1" || it->second == "on") return true;
-  if (it->second == "false" || it->second == "0" || it->second == "off") return false;
-  throw Error(ErrorCode::Usage, "option " + it->first + "=" + it->second + " is not true or false");
+void PassResult::set(const StatKey& key, double value) {
+  for (PassStat& stat : stats) {
+    if (stat.key.name == key.name) {
+      stat.value = value;
+      return;
+    }
+  }
+  stats.push_back({key, value});
 }
 
-void PassOptions::requireKnown(std::string_view pass, std::initializer_list<std::string_view> known) const {
+std::optional<double> PassResult::stat(const StatKey& key) const {
+  for (const PassStat& stat : stats) {
+    if (stat.key.name == key.name) return stat.value;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+[[noreturn]] void badValue(const OptionSpec& option, const std::string& value, std::string_view expected) {
+  throw Error(ErrorCode::Usage, "option " + std::string(option.name) + "=" + value + " is not " + std::string(expected));
+}
+
+void requireType(const OptionSpec& option, std::initializer_list<OptionType> types) {
+  for (OptionType type : types) {
+    if (option.type == type) return;
+  }
+  throw Error(ErrorCode::Internal, "option " + std::string(option.name) + " is declared a " +
+                                       std::string(optionTypeName(option.type)) + ", read as another type");
+}
+
+std::string rangeText(const OptionSpec& option) {
+  std::string text = option.whole ? "a whole number" : "a number";
+  const bool low = std::isfinite(option.min), high = std::isfinite(option.max);
+  char bound[64];
+  if (low && high) {
+    std::snprintf(bound, sizeof bound, " in %s%g, %g]", option.minExclusive ? "(" : "[", option.min, option.max);
+    text += bound;
+  } else if (low) {
+    std::snprintf(bound, sizeof bound, " %s %g", option.minExclusive ? "above" : "of at least", option.min);
+    text += bound;
+  } else if (high) {
+    std::snprintf(bound, sizeof bound, " of at most %g", option.max);
+    text += bound;
+  }
+  return text;
+}
+
+}  // namespace
+
+const std::string* PassOptions::find(const OptionSpec& option) const {
+  const auto it = values_.find(std::string(option.name));
+  if (it != values_.end()) return &it->second;
+  return nullptr;
+}
+
+bool PassOptions::has(const OptionSpec& option) const { return find(option) != nullptr; }
+
+bool PassOptions::flag(const OptionSpec& option) const {
+  requireType(option, {OptionType::Flag});
+  const std::string* given = find(option);
+  const std::string value = given ? *given : std::string(option.fallback);
+  if (value == "true" || value == "1" || value == "on") return true;
+  if (value == "false" || value == "0" || value == "off") return false;
+  badValue(option, value, "true or false");
+}
+
+double PassOptions::number(const OptionSpec& option) const {
+  requireType(option, {OptionType::Number});
+  const std::string* given = find(option);
+  const std::string value = given ? *given : std::string(option.fallback);
+  const std::optional<double> number = parseNumber(value);
+  const bool inRange = number && (option.minExclusive ? *number > option.min : *number >= option.min) &&
+                       *number <= option.max && (!option.whole || *number == std::floor(*number));
+  if (!inRange) badValue(option, value, rangeText(option));
+  return *number;
+}
+
+uint64_t PassOptions::bytes(const OptionSpec& option) const {
+  requireType(option, {OptionType::Bytes});
+  const std::string* given = find(option);
+  const std::string value = given ? *given : std::string(option.fallback);
+  const std::optional<uint64_t> bytes = parseByteSize(value);
+  if (!bytes) badValue(option, value, "a byte size (e.g. 40GiB, 512MB)");
+  return *bytes;
+}
+
+std::string PassOptions::text(const OptionSpec& option) const {
+  requireType(option, {OptionType::Choice, OptionType::Path});
+  const std::string* given = find(option);
+  const std::string value = given ? *given : std::string(option.fallback);
+  if (option.type == OptionType::Path && value.empty()) badValue(option, value, "a file name");
+  if (option.type == OptionType::Choice &&
+      std::find(option.choices.begin(), option.choices.end(), value) == option.choices.end()) {
+    std::string known;
+    for (std::string_view choice : option.choices) known += (known.empty() ? "" : ", ") + std::string(choice);
+    badValue(option, value, "one of " + known);
+  }
+  return value;
+}
+
+void PassOptions::check(std::string_view pass, std::span<const OptionSpec> specs) const {
   for (const auto& [key, value] : values_) {
-    bool ok = false;
-    for (std::string_view k : known) ok = ok || k == key;
-    if (ok) continue;
-    std::string list;
-    for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-    throw Error(ErrorCode::Usage, std::string(pass) + ": unknown option '" + key + "' (known: " + list + ")");
+    const auto spec = std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == key; });
+    if (spec == specs.end()) {
+      std::string known;
+      for (const OptionSpec& s : specs) known += (known.empty() ? "" : ", ") + std::string(s.name);
+      throw Error(ErrorCode::Usage, std::string(pass) + ": unknown option '" + key + "' (known: " +
+                                        (known.empty() ? "none" : known) + ")");
+    }
+    try {
+      switch (spec->type) {
+        case OptionType::Flag: (void)flag(*spec); break;
+        case OptionType::Number: (void)number(*spec); break;
+        case OptionType::Bytes: (void)bytes(*spec); break;
+        case OptionType::Choice:
+        case OptionType::Path: (void)text(*spec); break;
+      }
+    } catch (const Error& e) {
+      throw Error(e.code(), std::string(pass) + ": " + e.what());
+    }
   }
 }
 

@@ -4,14 +4,18 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analysis/graph_inputs.h"
+#include "analysis/joint.h"
+#include "analysis/layer_units.h"
 #include "hw/hw_profile.h"
 #include "ir/graph.h"
 #include "ir/op_info.h"
@@ -20,32 +24,64 @@
 
 namespace lathe::passes {
 
-// Options of one pipeline step, `recompute(policy=budget,memory=40GiB)` -> {policy: budget, memory: 40GiB}.
+// What a pipeline step's option holds. The pipeline checks every value against its pass's
+// declared options before any pass runs (checkPipeline), so a pass reads values that parse.
+enum class OptionType : uint8_t {
+  Flag,    // true|false (also 1|0, on|off)
+  Number,  // a decimal number within [min, max], whole where `whole` is set
+  Bytes,   // a byte size: "40GiB", "512MiB", "3.5GB", "1e9"
+  Choice,  // one of `choices`
+  Path,    // a file name, not empty
+};
+[[nodiscard]] std::string_view optionTypeName(OptionType type);
+
+// One option a pass declares (LLVM's cl::opt, MLIR's Pass::Option): its name, type, default and help.
+struct OptionSpec {
+  std::string_view name;
+  OptionType type = OptionType::Flag;
+  std::string_view fallback;  // the default as pipeline text spells it; empty: none (the pass says what then)
+  std::string_view help;
+  std::span<const std::string_view> choices = {};  // OptionType::Choice
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  bool minExclusive = false;  // (min, max] rather than [min, max]
+  bool whole = false;
+};
+
+// Options of one pipeline step, `recompute(policy=budget,memory=40GiB)` -> {policy: budget, memory: 40GiB},
+// read through the pass's declared specs: a value given, else the spec's default.
 class PassOptions {
  public:
   PassOptions() = default;
   explicit PassOptions(std::map<std::string, std::string> values) : values_(std::move(values)) {}
   [[nodiscard]] const std::map<std::string, std::string>& values() const { return values_; }
-  [[nodiscard]] bool has(std::string_view key) const;
-  [[nodiscard]] std::string string(std::string_view key, std::string_view fallback) const;
-  // Throw Error(Usage) naming the pass and key when the text is not a number / byte size / ratio.
-  [[nodiscard]] double number(std::string_view key, double fallback) const;
-  // "40GiB", "512MiB", "3.5GB", "1e9" (bytes).
-  [[nodiscard]] uint64_t bytes(std::string_view key, uint64_t fallback) const;
-  [[nodiscard]] bool flag(std::string_view key, bool fallback) const;
+  [[nodiscard]] bool has(const OptionSpec& option) const;
+  // Each throws Error(Usage) naming the option when its text does not parse as the spec's type or
+  // lies outside its range, and Error(Internal) when the spec is of another type.
+  [[nodiscard]] bool flag(const OptionSpec& option) const;
+  [[nodiscard]] double number(const OptionSpec& option) const;
+  [[nodiscard]] uint64_t bytes(const OptionSpec& option) const;
+  [[nodiscard]] std::string text(const OptionSpec& option) const;  // Choice and Path
   void set(std::string key, std::string value) { values_[std::move(key)] = std::move(value); }
-  // Keys a pass does not know are a usage error, so that typos never pass silently.
-  void requireKnown(std::string_view pass, std::initializer_list<std::string_view> known) const;
+  void set(const OptionSpec& option, std::string value) { set(std::string(option.name), std::move(value)); }
+  // Every value against its spec, and no key the specs lack (typos never pass silently).
+  void check(std::string_view pass, std::span<const OptionSpec> specs) const;
 
  private:
+  [[nodiscard]] const std::string* find(const OptionSpec& option) const;
   std::map<std::string, std::string> values_;
 };
 
 // Parses "40GiB", "40 GB", "1.5e9"; nullopt when it is not a size.
 [[nodiscard]] std::optional<uint64_t> parseByteSize(std::string_view text);
 
-// Everything a pass may read. The graph is finalized; the context outlives the pass run.
+class PlanTarget;
+
+// Everything a pass may read: the planning target's graph, inputs, hardware and op registry, and the
+// analyses passes share, computed once per target (PlanTarget::context makes it). The graph is
+// finalized; the target outlives the pass run.
 struct PassContext {
+  const PlanTarget& target;
   const ir::Graph& graph;
   const analysis::GraphInputs& inputs;  // parameters, buffers, user inputs, tangents; module paths
   const hw::HwProfile& hw;
@@ -54,6 +90,12 @@ struct PassContext {
   // The capture's backend ran Inductor's joint-graph passes before partitioning (false for
   // aot_eager backends): the torch recompute policy then removes no-op ops first, as Inductor did.
   bool inductorJointPasses = true;
+
+  // The target's cached analyses (plan_target.h).
+  [[nodiscard]] const analysis::JointInfo& joint() const;
+  [[nodiscard]] const analysis::LayerUnits& layerUnits() const;
+  [[nodiscard]] const std::vector<double>& nodeSeconds() const;  // estimated seconds per node on hw
+  [[nodiscard]] const std::vector<double>& recomputeCost() const;  // seconds to recompute each node on hw
 };
 
 // What the planner supports: at most plan::kMaxPlanNodes nodes (what a plan bundle holds), no
@@ -65,22 +107,53 @@ inline constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;  // 1 TiB
 inline constexpr uint64_t kMaxGraphBytes = uint64_t{1} << 44;   // 16 TiB
 void requireSupportedGraph(const ir::Graph& graph);
 
-struct PassStat {
-  std::string name;  // "groups", "saved_bytes", "peak_bytes", "step_seconds"
-  double value = 0;
-  std::string unit;  // "", "bytes", "s", "%"
+// What a statistic measures, so that every front end prints and converts it one way.
+enum class StatUnit : uint8_t { Count, Bytes, Seconds, Flag };
+[[nodiscard]] std::string_view statUnitName(StatUnit unit);  // "", "bytes", "s", "flag"
+
+// A statistic a pass declares (LLVM's STATISTIC, MLIR's Pass::Statistic): front ends read results
+// through these keys, never by spelling a name.
+struct StatKey {
+  std::string_view name;  // "peak_bytes"
+  StatUnit unit = StatUnit::Count;
+  std::string_view help;
 };
+
+struct PassStat {
+  StatKey key;
+  double value = 0;
+};
+// A statistic as people read it: "1.50 GiB", "12.3 ms", "yes", "42".
+[[nodiscard]] std::string formatStat(const PassStat& stat);
 
 struct PassResult {
   plan::PlanState state;
   std::vector<PassStat> stats;
   std::vector<std::string> diff;  // readable lines: "+ group 3 (pointwise): mul_4, add_2, ..."
+
+  void set(const StatKey& key, double value);
+  [[nodiscard]] std::optional<double> stat(const StatKey& key) const;
+};
+
+// What a pass is, declared once: the pipeline checks steps against it, `lathe passes` lists it.
+struct PassInfo {
+  std::string_view name;
+  std::string_view summary;
+  std::span<const OptionSpec> options;
+  std::span<const StatKey> statistics;
+  // Passes that must run earlier in the same pipeline (offload reads the units split makes).
+  std::span<const std::string_view> runsAfter = {};
+  bool needsJointGraph = false;  // a training step's joint forward/backward graph
 };
 
 class Pass {
  public:
   virtual ~Pass() = default;
-  [[nodiscard]] virtual std::string_view name() const = 0;
+  [[nodiscard]] virtual const PassInfo& info() const = 0;
+  [[nodiscard]] std::string_view name() const { return info().name; }
+  // Rules between options that their specs cannot state (policy=budget needs memory=); called by
+  // the pipeline check after each value was checked against its spec.
+  virtual void checkOptions(const PassOptions& /*options*/) const {}
   [[nodiscard]] virtual PassResult run(const PassContext& context, const plan::PlanState& before,
                                        const PassOptions& options) const = 0;
 };

@@ -6,6 +6,7 @@
 
 #include "passes/fusion.h"
 #include "passes/offload_pass.h"
+#include "passes/plan_target.h"
 #include "passes/recompute.h"
 #include "passes/split.h"
 #include "util/diagnostics.h"
@@ -37,10 +38,39 @@ bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c
 
 }  // namespace
 
+std::vector<const Pass*> registeredPasses() {
+  std::vector<const Pass*> passes;
+  for (const auto& pass : Registry::get().passes) passes.push_back(pass.get());
+  return passes;
+}
+
 std::vector<std::string_view> passNames() {
   std::vector<std::string_view> names;
   for (const auto& pass : Registry::get().passes) names.push_back(pass->name());
   return names;
+}
+
+void checkPipeline(std::span<const PipelineStep> steps, const PlanTarget* target) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Pass& pass = findPass(steps[i].pass);
+    const PassInfo& info = pass.info();
+    steps[i].options.check(info.name, info.options);
+    pass.checkOptions(steps[i].options);
+    for (std::string_view required : info.runsAfter) {
+      const bool earlier = std::any_of(steps.begin(), steps.begin() + static_cast<ptrdiff_t>(i),
+                                       [&](const PipelineStep& step) { return step.pass == required; });
+      if (!earlier) {
+        throw Error(ErrorCode::Usage, std::string(info.name) + " needs " + std::string(required) + " before it: put " +
+                                          std::string(required) + " before " + std::string(info.name) + " in the pipeline");
+      }
+    }
+    if (info.needsJointGraph && target != nullptr && !target->joint().joint) {
+      throw Error(ErrorCode::Usage, std::string(info.name) +
+                                        " needs a joint graph (an aot_joint_graph with tangents); this graph has " +
+                                        std::to_string(target->joint().tangents.size()) + " tangents and " +
+                                        std::to_string(target->graph().size()) + " nodes");
+    }
+  }
 }
 
 const Pass& findPass(std::string_view name) {
@@ -86,7 +116,7 @@ std::vector<PipelineStep> parsePipeline(std::string_view text) {
         if (pos >= text.size() || text[pos] != '=') malformed(text, pos, "'=' after option " + key);
         ++pos;
         std::string value = word("a value for " + key, true);
-        if (step.options.has(key)) malformed(text, pos, "option " + key + " only once");
+        if (step.options.values().count(key) != 0) malformed(text, pos, "option " + key + " only once");
         step.options.set(std::move(key), std::move(value));
         skipSpace();
         if (pos < text.size() && text[pos] == ',') {
@@ -104,6 +134,7 @@ std::vector<PipelineStep> parsePipeline(std::string_view text) {
     if (text[pos] != ',') malformed(text, pos, "',' between passes");
     ++pos;
   }
+  checkPipeline(steps);
   return steps;
 }
 
@@ -127,6 +158,7 @@ std::string formatPipeline(std::span<const PipelineStep> steps) {
 }
 
 PipelineRun runPipeline(const PassContext& context, std::span<const PipelineStep> steps) {
+  checkPipeline(steps, &context.target);
   PipelineRun run;
   run.initial = plan::PlanState::empty(context.graph.size());
   for (const PipelineStep& step : steps) {

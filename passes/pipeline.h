@@ -18,15 +18,22 @@ struct PipelineStep {
   PassOptions options;  // {policy: budget, memory: 40GiB}
 };
 
-// Throws Error(Usage) naming the position and what was expected on malformed text or an unknown pass.
+// Throws Error(Usage) naming the position and what was expected on malformed text or an unknown pass,
+// and as checkPipeline (without a target) on steps their passes refuse.
 [[nodiscard]] std::vector<PipelineStep> parsePipeline(std::string_view text);
 // Canonical text of a step, options sorted: "recompute(memory=40GiB,policy=budget)".
 [[nodiscard]] std::string formatStep(const PipelineStep& step);
 [[nodiscard]] std::string formatPipeline(std::span<const PipelineStep> steps);
 
-// The passes a pipeline can name.
+// The passes a pipeline can name, in the order `lathe passes` lists them.
+[[nodiscard]] std::vector<const Pass*> registeredPasses();
 [[nodiscard]] std::vector<std::string_view> passNames();
 [[nodiscard]] const Pass& findPass(std::string_view name);  // Error(Usage) when unknown
+
+// Checks steps against their passes' declarations before anything runs: every option against its
+// spec and the pass's rules between options, every required pass earlier in the pipeline and, with
+// a target, a joint graph where a pass needs one. Throws Error(Usage) naming the step.
+void checkPipeline(std::span<const PipelineStep> steps, const PlanTarget* target = nullptr);
 
 struct PipelineRecord {
   PipelineStep step;
@@ -40,6 +47,7 @@ struct PipelineRun {
   [[nodiscard]] const plan::PlanState& finalState() const { return history.empty() ? initial : history.back().result.state; }
 };
 
+// Checks the whole pipeline on the context's target (checkPipeline), then runs it step by step.
 [[nodiscard]] PipelineRun runPipeline(const PassContext& context, std::span<const PipelineStep> steps);
 
 // Runs one step on the run's final state (`runPass` computes its result) and appends its record

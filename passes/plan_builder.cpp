@@ -97,7 +97,7 @@ void applyOffload(const ir::Graph& graph, const plan::PlanState& state, const an
 
 PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state) {
   PlannedStep planned;
-  const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
+  const analysis::JointInfo& joint = context.joint();
   analysis::StepPartition partition;
   if (joint.joint) {
     const plan::RecomputeDecision decision =
@@ -112,7 +112,7 @@ PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state
   if (joint.joint && state.activationOffload) offGpu = offGpuIntervals(*state.activationOffload);
   planned.timeline = analysis::memoryTimeline(context.graph, context.inputs, planned.schedule, joint.joint ? &joint : nullptr,
                                               joint.joint ? &partition : nullptr, {.offGpu = offGpu});
-  const std::vector<double> seconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
+  const std::vector<double>& seconds = context.nodeSeconds();
   planned.startSeconds.reserve(planned.schedule.nodes.size());
   for (ir::NodeId id : planned.schedule.nodes) {
     planned.startSeconds.push_back(planned.stepSeconds);
@@ -138,7 +138,7 @@ plan::PlanBundle buildPlanBundle(const PassContext& context, const PipelineRun& 
     plan::PlanStep step;
     step.step = formatStep(record.step);
     step.seconds = record.seconds;
-    for (const PassStat& stat : record.result.stats) step.stats.emplace_back(stat.name, stat.value);
+    for (const PassStat& stat : record.result.stats) step.stats.emplace_back(stat.key.name, stat.value);
     step.diff = record.result.diff;
     bundle.steps.push_back(std::move(step));
   }

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "analysis/cost_model.h"
+#include "passes/recompute.h"
 #include "util/diagnostics.h"
 
 namespace lathe::passes {
@@ -11,14 +12,16 @@ struct PlanTarget::Shared {
   std::shared_ptr<const ir::Graph> graph;
   std::string graphId;
   analysis::GraphInputs inputs;
+  const ir::OpRegistry* ops = &ir::OpRegistry::global();
   bool inductor = true;
-  std::once_flag jointOnce;
+  std::once_flag jointOnce, unitsOnce;
   analysis::JointInfo joint;
+  analysis::LayerUnits units;
 };
 
 struct PlanTarget::Costs {
-  std::once_flag once;
-  std::vector<double> nodeSeconds;
+  std::once_flag nodeOnce, recomputeOnce;
+  std::vector<double> nodeSeconds, recomputeCost;
 };
 
 const io::GraphListing* defaultPlanGraph(const std::vector<io::GraphListing>& graphs) {
@@ -57,11 +60,26 @@ PlanTarget::PlanTarget(std::shared_ptr<const ir::Graph> graph, std::string graph
   shared_->inductor = inductorJointPasses;
 }
 
+PlanTarget::PlanTarget(std::shared_ptr<const ir::Graph> graph, std::string graphId, analysis::GraphInputs inputs,
+                       hw::HwProfile hardware, const ir::OpRegistry& ops, bool inductorJointPasses)
+    : PlanTarget(std::make_shared<Shared>(), std::move(hardware)) {
+  if (inputs.role.size() != graph->size()) {
+    throw Error(ErrorCode::Internal, graphId + ": graph inputs describe " + std::to_string(inputs.role.size()) +
+                                         " nodes, the graph has " + std::to_string(graph->size()));
+  }
+  shared_->graph = std::move(graph);
+  shared_->graphId = std::move(graphId);
+  shared_->inputs = std::move(inputs);
+  shared_->ops = &ops;
+  shared_->inductor = inductorJointPasses;
+}
+
 const ir::Graph& PlanTarget::graph() const { return *shared_->graph; }
 const std::shared_ptr<const ir::Graph>& PlanTarget::sharedGraph() const { return shared_->graph; }
 const std::string& PlanTarget::graphId() const { return shared_->graphId; }
 const analysis::GraphInputs& PlanTarget::inputs() const { return shared_->inputs; }
 bool PlanTarget::inductorJointPasses() const { return shared_->inductor; }
+const ir::OpRegistry& PlanTarget::ops() const { return *shared_->ops; }
 
 bool PlanTarget::capturedOnCpu() const {
   const ir::Graph& g = graph();
@@ -80,14 +98,29 @@ const analysis::JointInfo& PlanTarget::joint() const {
   return shared_->joint;
 }
 
+const analysis::LayerUnits& PlanTarget::layerUnits() const {
+  std::call_once(shared_->unitsOnce, [&] { shared_->units = analysis::layerUnits(graph(), inputs(), ops()); });
+  return shared_->units;
+}
+
 const std::vector<double>& PlanTarget::nodeSeconds() const {
-  std::call_once(costs_->once, [&] { costs_->nodeSeconds = analysis::nodeSeconds(graph(), hardware_); });
+  std::call_once(costs_->nodeOnce, [&] { costs_->nodeSeconds = analysis::nodeSeconds(graph(), hardware_, ops()); });
   return costs_->nodeSeconds;
 }
 
-PassContext PlanTarget::context(const Progress& progress) const {
-  return PassContext{graph(), inputs(), hardware_, ir::OpRegistry::global(), progress, shared_->inductor};
+const std::vector<double>& PlanTarget::recomputeCost() const {
+  std::call_once(costs_->recomputeOnce, [&] { costs_->recomputeCost = recomputeSeconds(context()); });
+  return costs_->recomputeCost;
 }
+
+PassContext PlanTarget::context(const Progress& progress) const {
+  return PassContext{*this, graph(), inputs(), hardware_, ops(), progress, shared_->inductor};
+}
+
+const analysis::JointInfo& PassContext::joint() const { return target.joint(); }
+const analysis::LayerUnits& PassContext::layerUnits() const { return target.layerUnits(); }
+const std::vector<double>& PassContext::nodeSeconds() const { return target.nodeSeconds(); }
+const std::vector<double>& PassContext::recomputeCost() const { return target.recomputeCost(); }
 
 PlanTarget PlanTarget::onHardware(hw::HwProfile hardware) const { return PlanTarget(shared_, std::move(hardware)); }
 

@@ -1,7 +1,8 @@
 // A graph ready to plan: everything a pass pipeline over one graph needs, assembled once — the
 // graph, its inputs (parameters, buffers, module paths from the Dynamo graph), the target
 // hardware, whether Inductor's joint passes ran — with the analyses that planning shares (joint
-// forward/backward split, estimated node times) computed on first use and kept. The CLI, the
+// forward/backward split, layer units, estimated node and recompute times) computed on first use
+// and kept. The CLI, the
 // studio, the tests and the Python runtime each build one and plan from it.
 #pragma once
 
@@ -12,6 +13,7 @@
 
 #include "analysis/graph_inputs.h"
 #include "analysis/joint.h"
+#include "analysis/layer_units.h"
 #include "hw/hw_profile.h"
 #include "io/artifact.h"
 #include "passes/pass.h"
@@ -37,6 +39,10 @@ class PlanTarget {
   // A graph on its own (tests, the Python runtime's graphs): inputs as the graph carries them.
   PlanTarget(std::shared_ptr<const ir::Graph> graph, std::string graphId, hw::HwProfile hardware,
              bool inductorJointPasses = true);
+  // A graph with inputs inferred elsewhere, priced with an op registry of its own (tests' custom ops).
+  PlanTarget(std::shared_ptr<const ir::Graph> graph, std::string graphId, analysis::GraphInputs inputs,
+             hw::HwProfile hardware, const ir::OpRegistry& ops = ir::OpRegistry::global(),
+             bool inductorJointPasses = true);
 
   [[nodiscard]] const ir::Graph& graph() const;
   [[nodiscard]] const std::shared_ptr<const ir::Graph>& sharedGraph() const;
@@ -48,8 +54,11 @@ class PlanTarget {
   // it would cost on hardware(), not what its capture ran at, and front ends say so.
   [[nodiscard]] bool capturedOnCpu() const;
   // Computed on first use, then shared by every copy (thread-safe).
+  [[nodiscard]] const ir::OpRegistry& ops() const;
   [[nodiscard]] const analysis::JointInfo& joint() const;
-  [[nodiscard]] const std::vector<double>& nodeSeconds() const;  // on hardware(), global op registry
+  [[nodiscard]] const analysis::LayerUnits& layerUnits() const;  // with ops()
+  [[nodiscard]] const std::vector<double>& nodeSeconds() const;  // on hardware(), with ops()
+  [[nodiscard]] const std::vector<double>& recomputeCost() const;  // passes::recomputeSeconds on hardware()
   [[nodiscard]] std::string_view defaultPipeline() const {
     return joint().joint ? kDefaultTrainingPipeline : kDefaultInferencePipeline;
   }

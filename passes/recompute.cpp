@@ -477,10 +477,12 @@ uint64_t savedActivationBytes(const PassContext& context, std::span<const NodeId
   return bytes;
 }
 
-RecomputeEvaluation evaluatePartition(const PassContext& context, const JointInfo& joint, analysis::StepPartition partition,
-                                      std::span<const double> nodeSeconds, std::span<const double> recomputeCost,
+RecomputeEvaluation evaluatePartition(const PassContext& context, analysis::StepPartition partition,
                                       analysis::TimelineOptions timelineOptions,
                                       const ActivationOffloadOptions* activationOffload = nullptr) {
+  const JointInfo& joint = context.joint();
+  const std::vector<double>& nodeSeconds = context.nodeSeconds();
+  const std::vector<double>& recomputeCost = context.recomputeCost();
   RecomputeEvaluation eval;
   eval.partition = std::move(partition);
   const analysis::StepSchedule schedule = analysis::trainingSchedule(eval.partition);
@@ -496,7 +498,7 @@ RecomputeEvaluation evaluatePartition(const PassContext& context, const JointInf
   }
   std::vector<analysis::OffGpuInterval> offGpu;
   if (activationOffload != nullptr) {
-    eval.activationOffload = planActivationOffload(context, joint, eval.partition, schedule, executionSeconds, *activationOffload);
+    eval.activationOffload = planActivationOffload(context, eval.partition, schedule, executionSeconds, *activationOffload);
     offGpu = offGpuIntervals(*eval.activationOffload);
     timelineOptions.offGpu = offGpu;
   }
@@ -507,11 +509,10 @@ RecomputeEvaluation evaluatePartition(const PassContext& context, const JointInf
 
 }  // namespace
 
-RecomputeEvaluation evaluateSavedSet(const PassContext& context, const JointInfo& joint, std::span<const NodeId> saved,
-                                     std::span<const double> nodeSeconds, std::span<const double> recomputeCost,
+RecomputeEvaluation evaluateSavedSet(const PassContext& context, std::span<const NodeId> saved,
                                      const ActivationOffloadOptions* activationOffload) {
-  return evaluatePartition(context, joint, analysis::partitionJoint(context.graph, joint, saved), nodeSeconds,
-                           recomputeCost, {}, activationOffload);
+  return evaluatePartition(context, analysis::partitionJoint(context.graph, context.joint(), saved), {},
+                           activationOffload);
 }
 
 namespace {
@@ -526,8 +527,8 @@ int64_t capacity(double units) {
 // The cut minimising recompute picoseconds + lambda x saved bytes.
 class LagrangianCut {
  public:
-  LagrangianCut(const PassContext& context, const JointInfo& joint, std::span<const double> recomputeCost)
-      : graph_(context.graph), joint_(joint), inputs_(context.inputs), cost_(recomputeCost) {
+  explicit LagrangianCut(const PassContext& context)
+      : graph_(context.graph), joint_(context.joint()), inputs_(context.inputs), cost_(context.recomputeCost()) {
     const size_t n = graph_.size();
     recomputable_.assign(n, 0);
     for (NodeId id = 0; id < n; ++id) {
@@ -629,10 +630,8 @@ struct PricedSet {
 // points converge), so a set is priced once; the graph's storage facts are found once.
 class SavedSetPricer {
  public:
-  SavedSetPricer(const PassContext& context, const JointInfo& joint, std::span<const double> nodeSeconds,
-                 std::span<const double> cost)
-      : context_(context), joint_(joint), nodeSeconds_(nodeSeconds), cost_(cost),
-        facts_(analysis::storageFacts(context.graph)) {}
+  explicit SavedSetPricer(const PassContext& context)
+      : context_(context), facts_(analysis::storageFacts(context.graph)) {}
 
   // `fresh` is set when the set had not been priced before.
   const PricedSet& price(std::vector<NodeId> requested, bool* fresh = nullptr) {
@@ -641,9 +640,9 @@ class SavedSetPricer {
     auto [it, inserted] = priced_.try_emplace(std::move(requested));
     if (fresh != nullptr) *fresh = inserted;
     if (!inserted) return it->second;
-    ClosedSet closed = closeSavedSet(context_.graph, joint_, it->first);
+    ClosedSet closed = closeSavedSet(context_.graph, context_.joint(), it->first);
     const RecomputeEvaluation eval =
-        evaluatePartition(context_, joint_, std::move(closed.step), nodeSeconds_, cost_, {.facts = &facts_, .perStep = false});
+        evaluatePartition(context_, std::move(closed.step), {.facts = &facts_, .perStep = false});
     PricedSet& set = it->second;
     set.saved = eval.partition.saved;
     set.valid = eval.partition.valid();
@@ -662,8 +661,6 @@ class SavedSetPricer {
 
  private:
   const PassContext& context_;
-  const JointInfo& joint_;
-  std::span<const double> nodeSeconds_, cost_;
   analysis::StorageFacts facts_;
   std::map<std::vector<NodeId>, PricedSet> priced_;  // by requested set; node-based, so references stay valid
 };
@@ -674,9 +671,10 @@ class SavedSetPricer {
 // peak for little time: take the move with the most bytes per second, repeat. Bounded by a budget
 // of fresh evaluations that shrinks with the graph, so large graphs stay interactive.
 template <typename Consider>
-void descendPeaks(const PassContext& context, const JointInfo& joint, SavedSetPricer& pricer,
+void descendPeaks(const PassContext& context, SavedSetPricer& pricer,
                   const std::vector<const PricedSet*>& starts, Consider&& consider) {
   const ir::Graph& graph = context.graph;
+  const JointInfo& joint = context.joint();
   const size_t n = graph.size();
   std::vector<NodeId> base(n);
   std::vector<uint8_t> movable(n, 0);
@@ -733,16 +731,13 @@ void descendPeaks(const PassContext& context, const JointInfo& joint, SavedSetPr
 
 }  // namespace
 
-namespace {
-
-// The frontier priced with the given node times and recompute costs.
-std::vector<FrontierPoint> frontierPoints(const PassContext& context, const JointInfo& joint,
-                                          std::span<const double> nodeSeconds, std::span<const double> cost) {
+std::vector<FrontierPoint> budgetFrontier(const PassContext& context) {
   requireSupportedGraph(context.graph);
+  const JointInfo& joint = context.joint();
   requireJoint(context.graph, joint);
   requireTrainingStep(context.graph, joint);
-  const LagrangianCut cuts(context, joint, cost);
-  SavedSetPricer pricer(context, joint, nodeSeconds, cost);
+  const LagrangianCut cuts(context);
+  SavedSetPricer pricer(context);
   std::vector<FrontierPoint> points;
   std::vector<const PricedSet*> pricedPoints;  // parallel to points
   std::set<std::vector<NodeId>> seen;
@@ -829,7 +824,7 @@ std::vector<FrontierPoint> frontierPoints(const PassContext& context, const Join
     });
     if (!dominated) starts.push_back(a);
   }
-  descendPeaks(context, joint, pricer, starts, consider);
+  descendPeaks(context, pricer, starts, consider);
   std::sort(points.begin(), points.end(), [](const FrontierPoint& a, const FrontierPoint& b) {
     return a.peakBytes != b.peakBytes ? a.peakBytes < b.peakBytes : a.recomputeSeconds < b.recomputeSeconds;
   });
@@ -840,13 +835,6 @@ std::vector<FrontierPoint> frontierPoints(const PassContext& context, const Join
     frontier.push_back(std::move(p));
   }
   return frontier;
-}
-
-}  // namespace
-
-std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const JointInfo& joint) {
-  return frontierPoints(context, joint, analysis::nodeSeconds(context.graph, context.hw, context.ops),
-                        recomputeSeconds(context));
 }
 
 namespace {
@@ -900,12 +888,10 @@ struct BudgetOutcome {
 };
 
 // The pass's result for a decision: statistics, the diff, and the state with the decision in it.
-PassResult resultFor(const PassContext& context, const JointInfo& joint, const std::string& policy,
-                     plan::RecomputeDecision decision, std::span<const double> nodeSeconds,
-                     std::span<const double> recomputeCost, const plan::PlanState& before,
-                     std::optional<BudgetOutcome> budget, const ActivationOffloadOptions* activationOffload) {
-  const RecomputeEvaluation eval =
-      evaluateSavedSet(context, joint, decision.saved, nodeSeconds, recomputeCost, activationOffload);
+PassResult resultFor(const PassContext& context, const std::string& policy, plan::RecomputeDecision decision,
+                     const plan::PlanState& before, std::optional<BudgetOutcome> budget,
+                     const ActivationOffloadOptions* activationOffload) {
+  const RecomputeEvaluation eval = evaluateSavedSet(context, decision.saved, activationOffload);
   if (!eval.partition.valid()) {
     throw Error(ErrorCode::Internal, "recompute(" + policy + "): the backward cannot compute " +
                                          std::string(context.graph.name(eval.partition.missing.front())));
@@ -914,18 +900,17 @@ PassResult resultFor(const PassContext& context, const JointInfo& joint, const s
   result.state = before;
   uint64_t savedTensors = 0;
   for (NodeId id : decision.saved) savedTensors += context.graph.node(id).meta.isTensor() ? 1 : 0;
-  result.stats = {
-      {"saved_values", static_cast<double>(savedTensors), ""},
-      {"saved_bytes", static_cast<double>(eval.savedBytes), "bytes"},
-      {"recomputed_nodes", static_cast<double>(decision.recomputed.size()), ""},
-      {"recompute_seconds", eval.recomputeSeconds, "s"},
-      {"step_seconds", eval.stepSeconds, "s"},
-      {"peak_bytes", static_cast<double>(eval.timeline.peakBytes), "bytes"},
-  };
+  using P = RecomputePass;
+  result.set(P::kSavedValues, static_cast<double>(savedTensors));
+  result.set(P::kSavedBytes, static_cast<double>(eval.savedBytes));
+  result.set(P::kRecomputedNodes, static_cast<double>(decision.recomputed.size()));
+  result.set(P::kRecomputeSeconds, eval.recomputeSeconds);
+  result.set(P::kStepSeconds, eval.stepSeconds);
+  result.set(P::kPeakBytes, static_cast<double>(eval.timeline.peakBytes));
   const bool budgetMet = !budget || budget->met;
   if (budget) {
-    result.stats.push_back({"budget_bytes", static_cast<double>(budget->bytes), "bytes"});
-    result.stats.push_back({"budget_met", budgetMet ? 1.0 : 0.0, ""});
+    result.set(P::kBudgetBytes, static_cast<double>(budget->bytes));
+    result.set(P::kBudgetMet, budgetMet ? 1.0 : 0.0);
   }
   result.diff.push_back("recompute(" + policy + "): save " + std::to_string(savedTensors) + " values (" +
                         formatBytes(eval.savedBytes) + "), recompute " + std::to_string(decision.recomputed.size()) +
@@ -940,8 +925,8 @@ PassResult resultFor(const PassContext& context, const JointInfo& joint, const s
   for (NodeId id : decision.recomputed) result.diff.push_back("+ recomputed " + std::string(context.graph.name(id)));
   if (eval.activationOffload) {
     const plan::ActivationOffloadDecision& offload = *eval.activationOffload;
-    result.stats.push_back({"offloaded_values", static_cast<double>(offload.tensors.size()), ""});
-    result.stats.push_back({"offloaded_bytes", static_cast<double>(offload.bytes), "bytes"});
+    result.set(P::kOffloadedValues, static_cast<double>(offload.tensors.size()));
+    result.set(P::kOffloadedBytes, static_cast<double>(offload.bytes));
     result.diff.push_back("recompute(" + policy + "): offload " + std::to_string(offload.tensors.size()) + " saved values (" +
                           formatBytes(offload.bytes) + ") to host memory, copies hidden behind " +
                           formatMilliseconds(offload.copyOutSeconds) + " of forward and " + formatMilliseconds(offload.copyInSeconds) +
@@ -968,18 +953,15 @@ const FrontierPoint& BudgetFrontier::pick(uint64_t budgetBytes) const {
   return best ? *best : points.front();  // none fits: the smallest peak there is
 }
 
-BudgetFrontier solveBudgetFrontier(const PassContext& context, const JointInfo& joint) {
+BudgetFrontier solveBudgetFrontier(const PassContext& context) {
   BudgetFrontier frontier;
-  frontier.nodeSeconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
-  frontier.recomputeCost = recomputeSeconds(context);
-  frontier.points = frontierPoints(context, joint, frontier.nodeSeconds, frontier.recomputeCost);
+  frontier.points = budgetFrontier(context);
   if (frontier.points.empty()) throw Error(ErrorCode::Internal, "budget policy: no valid cut");
   return frontier;
 }
 
-PassResult budgetRecompute(const PassContext& context, const JointInfo& joint, const BudgetFrontier& frontier,
-                           uint64_t budgetBytes, const plan::PlanState& before,
-                           const ActivationOffloadOptions* activationOffload) {
+PassResult budgetRecompute(const PassContext& context, const BudgetFrontier& frontier, uint64_t budgetBytes,
+                           const plan::PlanState& before, const ActivationOffloadOptions* activationOffload) {
   const FrontierPoint* point = &frontier.pick(budgetBytes);
   uint64_t peak = point->peakBytes;
   if (activationOffload != nullptr) {
@@ -994,8 +976,7 @@ PassResult budgetRecompute(const PassContext& context, const JointInfo& joint, c
     uint64_t smallestPeak = UINT64_MAX;
     point = nullptr;
     for (const FrontierPoint* p : byRecompute) {
-      const uint64_t offloadedPeak = evaluateSavedSet(context, joint, p->saved, frontier.nodeSeconds, frontier.recomputeCost, activationOffload)
-                                         .timeline.peakBytes;
+      const uint64_t offloadedPeak = evaluateSavedSet(context, p->saved, activationOffload).timeline.peakBytes;
       if (offloadedPeak <= budgetBytes) {
         point = p;
         peak = offloadedPeak;
@@ -1012,44 +993,56 @@ PassResult budgetRecompute(const PassContext& context, const JointInfo& joint, c
     }
   }
   plan::RecomputeDecision decision =
-      decisionFor(context.graph, joint, "budget", point->saved,
+      decisionFor(context.graph, context.joint(), "budget", point->saved,
                   std::vector<std::string>(point->saved.size(), "kept: cheaper to keep than to recompute"));
-  return resultFor(context, joint, "budget", std::move(decision), frontier.nodeSeconds, frontier.recomputeCost, before,
-                   BudgetOutcome{budgetBytes, peak <= budgetBytes}, activationOffload);
+  return resultFor(context, "budget", std::move(decision), before, BudgetOutcome{budgetBytes, peak <= budgetBytes},
+                   activationOffload);
+}
+
+const PassInfo& RecomputePass::info() const {
+  static constexpr OptionSpec kOptions[] = {kPolicy, kMemory, kPath, kOffload, kOffloadMin, kOffloadLink};
+  static constexpr StatKey kStats[] = {kSavedValues, kSavedBytes,  kRecomputedNodes, kRecomputeSeconds, kStepSeconds,
+                                       kPeakBytes,   kBudgetBytes, kBudgetMet,       kOffloadedValues,  kOffloadedBytes};
+  static const PassInfo info{"recompute",
+                             "the values a training step's forward saves for its backward; the backward recomputes the rest",
+                             kOptions, kStats, {}, true};
+  return info;
+}
+
+void RecomputePass::checkOptions(const PassOptions& options) const {
+  const std::string policy = options.text(kPolicy);
+  if (policy == "budget" && !options.has(kMemory)) {
+    throw Error(ErrorCode::Usage, "recompute(policy=budget) needs memory=BYTES, e.g. memory=40GiB");
+  }
+  if (policy == "file" && !options.has(kPath)) throw Error(ErrorCode::Usage, "recompute(policy=file) needs path=FILE");
+  if (!options.flag(kOffload) && (options.has(kOffloadMin) || options.has(kOffloadLink))) {
+    throw Error(ErrorCode::Usage, "recompute: offload_min and offload_link apply with offload=true");
+  }
 }
 
 PassResult RecomputePass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
-  options.requireKnown("recompute", {"policy", "memory", "path", "offload", "offload_min", "offload_link"});
   std::optional<ActivationOffloadOptions> offloadOptions;
-  if (options.flag("offload", false)) {
+  if (options.flag(kOffload)) {
     offloadOptions.emplace();
-    offloadOptions->minBytes = options.bytes("offload_min", offloadOptions->minBytes);
-    offloadOptions->linkShare = options.number("offload_link", offloadOptions->linkShare);
-    if (!(offloadOptions->linkShare > 0 && offloadOptions->linkShare <= 1)) {
-      throw Error(ErrorCode::Usage, "recompute: offload_link is a share of the link's bandwidth, in (0, 1]");
-    }
-  } else if (options.has("offload_min") || options.has("offload_link")) {
-    throw Error(ErrorCode::Usage, "recompute: offload_min and offload_link apply with offload=true");
+    offloadOptions->minBytes = options.bytes(kOffloadMin);
+    offloadOptions->linkShare = options.number(kOffloadLink);
   }
   const ActivationOffloadOptions* activationOffload = offloadOptions ? &*offloadOptions : nullptr;
   requireSupportedGraph(context.graph);
-  const analysis::JointInfo joint = analysis::analyzeJoint(context.graph);
+  const analysis::JointInfo& joint = context.joint();
   requireJoint(context.graph, joint);
   requireTrainingStep(context.graph, joint);
-  const std::string policy = options.string("policy", "torch");
+  const std::string policy = options.text(kPolicy);
   if (policy == "budget") {
-    if (!options.has("memory")) throw Error(ErrorCode::Usage, "recompute(policy=budget) needs memory=BYTES, e.g. memory=40GiB");
-    return budgetRecompute(context, joint, solveBudgetFrontier(context, joint), options.bytes("memory", 0), before,
-                           activationOffload);
+    return budgetRecompute(context, solveBudgetFrontier(context), options.bytes(kMemory), before, activationOffload);
   }
   plan::RecomputeDecision decision;
   if (policy == "torch") {
     decision = torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses);
   } else if (policy == "heuristic") {
     decision = heuristicPolicy(context.graph, joint, context.ops);
-  } else if (policy == "file") {
-    if (!options.has("path")) throw Error(ErrorCode::Usage, "recompute(policy=file) needs path=FILE");
-    const std::string path = options.string("path", "");
+  } else {
+    const std::string path = options.text(kPath);
     std::vector<NodeId> listed = savedFromFile(context.graph, path);
     for (NodeId id : listed) {
       if (joint.tangentClosure[id] && context.graph.node(id).kind != ir::NodeKind::Placeholder) {
@@ -1059,11 +1052,8 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
     }
     const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, std::move(listed)).saved;
     decision = decisionFor(context.graph, joint, "file", saved, std::vector<std::string>(saved.size(), "listed in the file"));
-  } else {
-    throw Error(ErrorCode::Usage, "recompute: unknown policy '" + policy + "' (torch, heuristic, budget, file)");
   }
-  return resultFor(context, joint, policy, std::move(decision), analysis::nodeSeconds(context.graph, context.hw, context.ops),
-                   recomputeSeconds(context), before, std::nullopt, activationOffload);
+  return resultFor(context, policy, std::move(decision), before, std::nullopt, activationOffload);
 }
 
 }  // namespace lathe::passes

@@ -46,13 +46,11 @@ struct RecomputeEvaluation {
 };
 
 // Estimated seconds to recompute each node: roofline time, without the launch for ops a generated
-// kernel can fuse into its backward consumer.
+// kernel can fuse into its backward consumer. PlanTarget::recomputeCost keeps it per target.
 [[nodiscard]] std::vector<double> recomputeSeconds(const PassContext& context);
 
-[[nodiscard]] RecomputeEvaluation evaluateSavedSet(const PassContext& context, const analysis::JointInfo& joint,
-                                                   std::span<const ir::NodeId> saved,
-                                                   std::span<const double> nodeSeconds,
-                                                   std::span<const double> recomputeCost,
+// The step a saved set makes, priced with the target's node times and recompute costs.
+[[nodiscard]] RecomputeEvaluation evaluateSavedSet(const PassContext& context, std::span<const ir::NodeId> saved,
                                                    const ActivationOffloadOptions* activationOffload = nullptr);
 
 // `inductorJointPasses`: see PassContext.
@@ -70,14 +68,12 @@ struct FrontierPoint {
   double lambda = 0;  // picoseconds per byte of the cut that produced it; -1: torch's or the heuristic's set
 };
 // Non-dominated (peak, recompute time) points of the Lagrangian cuts, by increasing peak.
-[[nodiscard]] std::vector<FrontierPoint> budgetFrontier(const PassContext& context, const analysis::JointInfo& joint);
+[[nodiscard]] std::vector<FrontierPoint> budgetFrontier(const PassContext& context);
 
-// The budget policy's frontier of one joint graph on one target, with the costs it was priced with:
-// solved once, it answers any budget (the studio's budget slider picks points from it).
+// The budget policy's frontier of one joint graph on one target: solved once, it answers any budget
+// (the studio's budget slider picks points from it).
 struct BudgetFrontier {
   std::vector<FrontierPoint> points;  // by increasing peak, never empty
-  std::vector<double> nodeSeconds;    // analysis::nodeSeconds on the target
-  std::vector<double> recomputeCost;  // recomputeSeconds on the target
 
   // The least peak any saved set reaches, and the peak when everything the backward reads is saved.
   [[nodiscard]] uint64_t minimumPeak() const { return points.front().peakBytes; }
@@ -86,17 +82,44 @@ struct BudgetFrontier {
   // smallest peak.
   [[nodiscard]] const FrontierPoint& pick(uint64_t budgetBytes) const;
 };
-[[nodiscard]] BudgetFrontier solveBudgetFrontier(const PassContext& context, const analysis::JointInfo& joint);
+[[nodiscard]] BudgetFrontier solveBudgetFrontier(const PassContext& context);
 
-// recompute(policy=budget, memory=budgetBytes) on a frontier solved before: the pass's own result.
-[[nodiscard]] PassResult budgetRecompute(const PassContext& context, const analysis::JointInfo& joint,
-                                         const BudgetFrontier& frontier, uint64_t budgetBytes,
-                                         const plan::PlanState& before,
+// recompute(policy=budget, memory=budgetBytes) on a frontier solved before on the context's target:
+// the pass's own result.
+[[nodiscard]] PassResult budgetRecompute(const PassContext& context, const BudgetFrontier& frontier,
+                                         uint64_t budgetBytes, const plan::PlanState& before,
                                          const ActivationOffloadOptions* activationOffload = nullptr);
+
+inline constexpr std::string_view kRecomputePolicies[] = {"torch", "heuristic", "budget", "file"};
 
 class RecomputePass : public Pass {
  public:
-  [[nodiscard]] std::string_view name() const override { return "recompute"; }
+  static constexpr OptionSpec kPolicy{"policy", OptionType::Choice, "torch", "how the saved set is chosen",
+                                      kRecomputePolicies};
+  static constexpr OptionSpec kMemory{"memory", OptionType::Bytes, "", "the step's peak budget (policy=budget)"};
+  static constexpr OptionSpec kPath{"path", OptionType::Path, "",
+                                    "a plan bundle or a JSON list of saved node names (policy=file)"};
+  static constexpr OptionSpec kOffload{"offload", OptionType::Flag, "false",
+                                       "saved values whose copies hide behind compute wait in host memory"};
+  static constexpr OptionSpec kOffloadMin{"offload_min", OptionType::Bytes, "1MiB",
+                                          "the smallest saved value worth offloading"};
+  static constexpr OptionSpec kOffloadLink{"offload_link", OptionType::Number, "0.6",
+                                           "the share of the host link's bandwidth copies are planned at",
+                                           {}, 0, 1, true};
+
+  static constexpr StatKey kSavedValues{"saved_values", StatUnit::Count, "tensors the forward saves"};
+  static constexpr StatKey kSavedBytes{"saved_bytes", StatUnit::Bytes, "saved for the backward, weights left out"};
+  static constexpr StatKey kRecomputedNodes{"recomputed_nodes", StatUnit::Count, "forward nodes the backward runs again"};
+  static constexpr StatKey kRecomputeSeconds{"recompute_seconds", StatUnit::Seconds, "the backward's recomputation"};
+  static constexpr StatKey kStepSeconds{"step_seconds", StatUnit::Seconds, "forward and backward, estimated"};
+  static constexpr StatKey kPeakBytes{"peak_bytes", StatUnit::Bytes, "the step's estimated peak memory"};
+  static constexpr StatKey kBudgetBytes{"budget_bytes", StatUnit::Bytes, "the peak budget asked for (policy=budget)"};
+  static constexpr StatKey kBudgetMet{"budget_met", StatUnit::Flag, "whether a plan within the budget was found"};
+  static constexpr StatKey kOffloadedValues{"offloaded_values", StatUnit::Count, "saved values held in host memory"};
+  static constexpr StatKey kOffloadedBytes{"offloaded_bytes", StatUnit::Bytes, "bytes of them"};
+
+  [[nodiscard]] const PassInfo& info() const override;
+  void checkOptions(const PassOptions& options) const override;
   [[nodiscard]] PassResult run(const PassContext& context, const plan::PlanState& before,
                                const PassOptions& options) const override;
 };

@@ -16,7 +16,10 @@
 #include <iterator>
 #include <vector>
 
+#include "passes/offload_pass.h"
+#include "passes/recompute.h"
 #include "views/formatting.h"
+#include "util/diagnostics.h"
 #include "views/plan_session.h"
 
 namespace lathe::views {
@@ -185,7 +188,16 @@ double BudgetPanel::residentRatio() const {
 }
 
 void BudgetPanel::setHardware(const QString& idOrPath) {
-  session_->setHardware(idOrPath);
+  try {
+    session_->setHardware(idOrPath);
+  } catch (const Error& error) {
+    // An unreadable profile changes nothing: the combo goes back to the target planned on.
+    hardware_->setCurrentIndex(lastHardwareIndex_);
+    outcome_->setText(tr("<span style='color:#c02020'>Cannot plan on %1: %2</span>")
+                          .arg(QFileInfo(idOrPath).fileName().toHtmlEscaped(),
+                               QString::fromUtf8(error.what()).toHtmlEscaped()));
+    return;
+  }
   showHardware(idOrPath);  // also when the session had it already: the combo may show "Custom JSON…"
   if (session_->jointGraph()) session_->requestFrontier();
   scheduleReplan();
@@ -292,9 +304,10 @@ void BudgetPanel::onPlanFinished(bool ok, const QString& error) {
                .arg(formatBytes(peak), formatSeconds(run->stepEstimateSeconds()), run->hardware.toHtmlEscaped());
   if (const passes::PipelineRecord* recompute = run->recordOf("recompute")) {
     lines << tr("Recompute %1 (policy %2), %3 saved")
-                 .arg(formatSeconds(statOf(*recompute, "recompute_seconds", 0)),
-                      toQString(recompute->step.options.string("policy", "torch")),
-                      formatBytes(static_cast<uint64_t>(statOf(*recompute, "saved_bytes", 0))));
+                 .arg(formatSeconds(recompute->result.stat(passes::RecomputePass::kRecomputeSeconds).value_or(0)),
+                      toQString(recompute->step.options.text(passes::RecomputePass::kPolicy)),
+                      formatBytes(static_cast<uint64_t>(
+                          recompute->result.stat(passes::RecomputePass::kSavedBytes).value_or(0))));
   }
   if (const auto& activations = run->run.finalState().activationOffload) {
     lines << tr("Activations: %n value(s), %1 held in host memory", nullptr, static_cast<int>(activations->tensors.size()))
@@ -302,8 +315,9 @@ void BudgetPanel::onPlanFinished(bool ok, const QString& error) {
   }
   if (const passes::PipelineRecord* offload = run->recordOf("offload")) {
     lines << tr("Offload: %1 streamed per step, stalls %2")
-                 .arg(formatBytes(static_cast<uint64_t>(statOf(*offload, "streamed_bytes", 0))),
-                      formatSeconds(statOf(*offload, "bubble_seconds", 0)));
+                 .arg(formatBytes(static_cast<uint64_t>(
+                          offload->result.stat(passes::OffloadPass::kStreamedBytes).value_or(0))),
+                      formatSeconds(offload->result.stat(passes::OffloadPass::kBubbleSeconds).value_or(0)));
   }
   if (run->budget && !run->budgetMet()) {
     lines << tr("<span style='color:#c02020'><b>Budget %1 cannot be met:</b> no saved set brings the peak below "
@@ -314,9 +328,9 @@ void BudgetPanel::onPlanFinished(bool ok, const QString& error) {
     lines
         << tr("<span style='color:#2e7d32'>Within the budget of %1.</span>").arg(formatBytes(run->budget->budgetBytes));
   }
-  if (run->basis && peak > run->basis->hw.hbmCapacity) {
+  if (run->target && peak > run->target->hardware().hbmCapacity) {
     lines << tr("<span style='color:#c02020'>The peak is more than the %1 of %2.</span>")
-                 .arg(formatBytes(run->basis->hw.hbmCapacity), run->hardware.toHtmlEscaped());
+                 .arg(formatBytes(run->target->hardware().hbmCapacity), run->hardware.toHtmlEscaped());
   }
   const QString change = changeSincePrevious(*run);
   if (!change.isEmpty()) lines << change;

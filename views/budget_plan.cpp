@@ -1,9 +1,8 @@
 #include "views/budget_plan.h"
 
-#include <algorithm>
 #include <cstdio>
 
-#include "util/diagnostics.h"
+#include "passes/offload_pass.h"
 
 namespace lathe::views {
 
@@ -19,16 +18,16 @@ std::string formatRatio(double ratio) {
 
 passes::PipelineStep recomputeStep(const BudgetRequest& request) {
   passes::PassOptions options;
-  options.set("policy", "budget");
-  options.set("memory", std::to_string(request.budgetBytes / kMiB) + "MiB");
-  if (request.activationOffload) options.set("offload", "true");
+  options.set(passes::RecomputePass::kPolicy, "budget");
+  options.set(passes::RecomputePass::kMemory, std::to_string(request.budgetBytes / kMiB) + "MiB");
+  if (request.activationOffload) options.set(passes::RecomputePass::kOffload, "true");
   return {"recompute", std::move(options)};
 }
 
 passes::PipelineStep offloadStep(const BudgetRequest& request) {
   passes::PassOptions options;
-  options.set("policy", "heuristic");
-  options.set("resident", formatRatio(request.residentRatio.value_or(1.0)));
+  options.set(passes::OffloadPass::kPolicy, "heuristic");
+  options.set(passes::OffloadPass::kResident, formatRatio(request.residentRatio.value_or(1.0)));
   return {"offload", std::move(options)};
 }
 
@@ -41,24 +40,9 @@ std::string budgetPipeline(const BudgetRequest& request, bool withRecompute, boo
   return passes::formatPipeline(steps);
 }
 
-PlanBasis makePlanBasis(const io::Artifact& artifact, const std::string& graphId, const std::string& hardware) {
-  const std::vector<io::GraphListing> graphs = artifact.graphs();
-  const auto listing =
-      std::find_if(graphs.begin(), graphs.end(), [&](const io::GraphListing& g) { return g.id == graphId; });
-  if (listing == graphs.end() || !listing->graph)
-    throw Error(ErrorCode::BadInput, "the artifact has no graph " + graphId);
-  PlanBasis basis;
-  basis.graph = listing->graph;
-  basis.inputs = analysis::inferGraphInputs(*listing->graph, io::dynamoGraphOf(graphs, *listing));
-  basis.hw = hw::resolveHwProfile(hardware);
-  basis.inductor = io::compiledByInductor(graphs, *listing);
-  basis.joint = analysis::analyzeJoint(*listing->graph);
-  return basis;
-}
-
-passes::PipelineRun runBudgetPipeline(const PlanBasis& basis, const passes::BudgetFrontier* frontier,
+passes::PipelineRun runBudgetPipeline(const passes::PlanTarget& target, const passes::BudgetFrontier* frontier,
                                       const BudgetRequest& request, const Progress& progress) {
-  const passes::PassContext context = basis.context(progress);
+  const passes::PassContext context = target.context(progress);
   const std::vector<passes::PipelineStep> front{{"split", {}}, {"fusion", {}}};
   passes::PipelineRun run = passes::runPipeline(context, front);
 
@@ -66,10 +50,10 @@ passes::PipelineRun runBudgetPipeline(const PlanBasis& basis, const passes::Budg
     progress.checkCancelled();
     // The budget as the pipeline text states it (whole MiB), as the recompute pass would read it.
     passes::PipelineStep step = recomputeStep(request);
-    const uint64_t budget = step.options.bytes("memory", 0);
+    const uint64_t budget = step.options.bytes(passes::RecomputePass::kMemory);
     const passes::ActivationOffloadOptions activationOffload;
     passes::appendStep(run, std::move(step), [&](const plan::PlanState& before) {
-      return passes::budgetRecompute(context, basis.joint, *frontier, budget, before,
+      return passes::budgetRecompute(context, *frontier, budget, before,
                                      request.activationOffload ? &activationOffload : nullptr);
     });
   }

@@ -6,32 +6,14 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "analysis/graph_inputs.h"
-#include "analysis/joint.h"
-#include "hw/hw_profile.h"
-#include "io/artifact.h"
 #include "passes/pipeline.h"
+#include "passes/plan_target.h"
 #include "passes/recompute.h"
 
 namespace lathe::views {
-
-// What planning one graph on one target needs, built once and shared by every budget run.
-struct PlanBasis {
-  std::shared_ptr<const ir::Graph> graph;
-  analysis::GraphInputs inputs;
-  hw::HwProfile hw;
-  bool inductor = true;
-  analysis::JointInfo joint;
-
-  [[nodiscard]] passes::PassContext context(const Progress& progress) const {
-    return passes::PassContext{*graph, inputs, hw, ir::OpRegistry::global(), progress, inductor};
-  }
-};
 
 struct BudgetRequest {
   uint64_t budgetBytes = 0;
@@ -48,11 +30,8 @@ struct BudgetRequest {
 // Runs the budget pipeline: every pass as the pipeline runs it, except that the recompute step
 // picks from `frontier` (passes::budgetRecompute, the same result as recompute(policy=budget)). A
 // null frontier (a graph that is not joint) leaves recompute out.
-[[nodiscard]] passes::PipelineRun runBudgetPipeline(const PlanBasis& basis, const passes::BudgetFrontier* frontier,
-                                                    const BudgetRequest& request, const Progress& progress);
-
-// The basis of one graph of an artifact on a target (built-in id or JSON file).
-[[nodiscard]] PlanBasis makePlanBasis(const io::Artifact& artifact, const std::string& graphId,
-                                      const std::string& hardware);
+[[nodiscard]] passes::PipelineRun runBudgetPipeline(const passes::PlanTarget& target,
+                                                    const passes::BudgetFrontier* frontier, const BudgetRequest& request,
+                                                    const Progress& progress);
 
 }  // namespace lathe::views

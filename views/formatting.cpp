@@ -45,24 +45,13 @@ QString formatFlops(double flops) {
   return scaled(flops, 1000.0, {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"});
 }
 
-QString formatSeconds(double seconds) {
-  if (seconds >= 1.0) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 2);
-  if (seconds >= 1e-3) return QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'f', 2);
-  if (seconds >= 1e-6) return QStringLiteral("%1 µs").arg(seconds * 1e6, 0, 'f', 2);
-  if (seconds > 0) return QStringLiteral("%1 ns").arg(seconds * 1e9, 0, 'f', 1);
-  return QStringLiteral("0");
-}
+QString formatSeconds(double seconds) { return QString::fromStdString(lathe::formatSeconds(seconds)); }
 
 QString valueSummary(const ir::Graph& graph, ir::NodeId node) {
   const ir::TensorMeta& meta = graph.node(node).meta;
   if (meta.isTensor()) return toQString(io::metaSummary(graph, meta));
   if (meta.symExpr != 0) return toQString(graph.str(meta.symExpr));
   return {};
-}
-
-bool isCallNode(const ir::Node& node) {
-  return node.kind == ir::NodeKind::CallFunction || node.kind == ir::NodeKind::CallMethod ||
-         node.kind == ir::NodeKind::CallModule;
 }
 
 QString sourceSummary(const ir::Graph& graph, ir::NodeId node) {

@@ -21,14 +21,12 @@ struct ByteUnit {
   QString name;      // "MiB"
 };
 [[nodiscard]] ByteUnit byteAxisUnit(double largestBytes);
-// "12.3 s", "45.0 ms", "3.20 µs"
+// lathe::formatSeconds as a QString: "2.50 s", "45.00 ms", "3.20 µs"
 [[nodiscard]] QString formatSeconds(double seconds);
 // 2.5e12 -> "2.50 TFLOP"
 [[nodiscard]] QString formatFlops(double flops);
 // "bf16[4, 2048, 4096]" for a tensor, the expression for a symbolic scalar, "" when unknown.
 [[nodiscard]] QString valueSummary(const ir::Graph& graph, ir::NodeId node);
-// call_function, call_method or call_module: a node that runs an op (has an OpInfo).
-[[nodiscard]] bool isCallNode(const ir::Node& node);
 // Module path where known, else "file.py:42 in forward"; "" when the node has no provenance.
 [[nodiscard]] QString sourceSummary(const ir::Graph& graph, ir::NodeId node);
 

@@ -11,8 +11,8 @@
 
 #include "analysis/graph_inputs.h"
 #include "analysis/joint.h"
+#include "analysis/layer_units.h"
 #include "ir/op_info.h"
-#include "passes/split.h"
 #include "plan/plan_state.h"
 
 namespace lathe::views {
@@ -109,13 +109,18 @@ struct PairHash {
   size_t operator()(const std::pair<uint64_t, uint64_t>& pair) const { return mix(pair.first, pair.second); }
 };
 
-}  // namespace
+// What the clusters are made from, per node (ClusterTree::modulePath and role).
+struct NodeGrouping {
+  std::vector<std::string> modulePath;
+  std::vector<ir::Role> role;
+};
 
-NodeGrouping groupNodes(const ir::Graph& graph, const ir::Graph* dynamo) {
+NodeGrouping groupNodes(const passes::PlanTarget& target) {
+  const ir::Graph& graph = target.graph();
+  const analysis::GraphInputs& inputs = target.inputs();
   NodeGrouping grouping;
   std::vector<std::string>& paths = grouping.modulePath;
   paths.resize(graph.size());
-  const analysis::GraphInputs inputs = analysis::inferGraphInputs(graph, dynamo);
   grouping.role.resize(graph.size());
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
     grouping.role[id] = inputs.role[id] != ir::Role::Unknown ? inputs.role[id] : graph.node(id).role;
@@ -129,9 +134,9 @@ NodeGrouping groupNodes(const ir::Graph& graph, const ir::Graph* dynamo) {
   }
   if (callsHavePaths) return grouping;  // torch.export: every op says which module ran it
 
-  // Traced graphs name parameters only: the split pass's layer units carry them over the nodes.
+  // Traced graphs name parameters only: the layer units carry them over the nodes.
   std::fill(paths.begin(), paths.end(), std::string());
-  const passes::LayerUnits units = passes::layerUnits(graph, inputs, ir::OpRegistry::global());
+  const analysis::LayerUnits& units = target.layerUnits();
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
     const int32_t unit = units.unit[id];
     if (unit == plan::kNone) continue;
@@ -141,7 +146,11 @@ NodeGrouping groupNodes(const ir::Graph& graph, const ir::Graph* dynamo) {
   return grouping;
 }
 
-ClusterTree buildClusterTree(const ir::Graph& graph, NodeGrouping grouping) {
+}  // namespace
+
+ClusterTree buildClusterTree(const passes::PlanTarget& target) {
+  const ir::Graph& graph = target.graph();
+  NodeGrouping grouping = groupNodes(target);
   ClusterTree tree;
   tree.modulePath = std::move(grouping.modulePath);
   tree.role = std::move(grouping.role);
@@ -149,7 +158,7 @@ ClusterTree buildClusterTree(const ir::Graph& graph, NodeGrouping grouping) {
   tree.clusterOf.assign(graph.size(), -1);
   tree.clusters.push_back(Cluster{});
 
-  const analysis::JointInfo joint = analysis::analyzeJoint(graph);
+  const analysis::JointInfo& joint = target.joint();
   tree.backward.assign(graph.size(), 0);
   if (joint.joint) {
     for (ir::NodeId id = 0; id < graph.size(); ++id) tree.backward[id] = joint.isBackward(id) ? 1 : 0;

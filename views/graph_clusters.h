@@ -1,8 +1,8 @@
 // The graph view's structure and hierarchical layout. Pure data, no Qt: runs on worker threads.
 //
 // Clusters. Each node gets a module path: its provenance's (torch.export keeps one per node), else
-// its layer unit from the split pass ("model.layers.3"; AOT graphs only name their parameters, the
-// split pass spreads those names over the nodes). Clusters exist for the paths that own nodes,
+// its layer unit ("model.layers.3", analysis/layer_units.h; AOT graphs only name their parameters,
+// the units spread those names over the nodes). Clusters exist for the paths that own nodes,
 // nested by prefix under the nearest one that does (model.layers.3.self_attn inside
 // model.layers.3). In a joint graph the backward nodes sit in a cluster of their own, "backward",
 // with the same module clusters inside, so that a layer's forward and backward are not one box
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/plan_target.h"
 #include "views/graph_layout.h"
 
 namespace lathe::views {
@@ -57,24 +58,16 @@ struct ClusterTree {
   std::vector<Cluster> clusters;  // [kRootCluster] is the root; parents before children
   std::vector<Fold> folds;
   std::vector<int> clusterOf;           // per node; -1 for the output node (not drawn)
-  std::vector<std::string> modulePath;  // per node, "" when unknown
-  std::vector<ir::Role> role;           // per node, as NodeGrouping says
+  // Per node: the provenance's module path, else the node's layer unit; "" where neither says.
+  std::vector<std::string> modulePath;
+  // Per node: the role the graph gives, or the compile's Dynamo graph names (parameter, buffer, ...).
+  std::vector<ir::Role> role;
   std::vector<uint8_t> backward;        // per node: in a joint graph's backward
 };
 
-// What the clusters are made from, per node.
-struct NodeGrouping {
-  // Provenance first, else the split pass's layer unit over the parameter names of the compile's
-  // Dynamo graph; "" where neither says.
-  std::vector<std::string> modulePath;
-  // The role the graph gives, or the Dynamo graph's names do (parameter, buffer, ...).
-  std::vector<ir::Role> role;
-};
-// `dynamo` may be null.
-[[nodiscard]] NodeGrouping groupNodes(const ir::Graph& graph, const ir::Graph* dynamo);
-
-// Clusters and folds; backward nodes of a joint graph go in a "backward" cluster.
-[[nodiscard]] ClusterTree buildClusterTree(const ir::Graph& graph, NodeGrouping grouping);
+// Clusters and folds of the target's graph, from its inputs (roles, module paths), layer units and
+// joint split; backward nodes of a joint graph go in a "backward" cluster. Reads no hardware.
+[[nodiscard]] ClusterTree buildClusterTree(const passes::PlanTarget& target);
 
 // Which clusters show their inside and which folds show their members. The root is always expanded.
 struct ExpansionState {

@@ -14,7 +14,7 @@ void GraphNodesModel::setGraph(std::shared_ptr<const ir::Graph> graph, QString g
   if (graph_) {
     categories_.reserve(graph_->size());
     for (ir::NodeId id = 0; id < graph_->size(); ++id) {
-      categories_.push_back(isCallNode(graph_->node(id)) ? ir::lookupOp(graph_->target(id)).category
+      categories_.push_back(graph_->node(id).isCall() ? ir::lookupOp(graph_->target(id)).category
                                                          : ir::OpCategory::Unknown);
     }
   }
@@ -50,7 +50,7 @@ QVariant GraphNodesModel::display(ir::NodeId id, int column) const {
       return node.kind == ir::NodeKind::Output || node.kind == ir::NodeKind::Placeholder
                  ? QString()
                  : toQString(ir::canonicalOpName(g.target(id)));
-    case CategoryColumn: return isCallNode(node) ? opCategoryLabel(categories_[id]) : QString();
+    case CategoryColumn: return node.isCall() ? opCategoryLabel(categories_[id]) : QString();
     case ValueColumn: return valueSummary(g, id);
     case BytesColumn: return node.meta.isTensor() ? formatBytes(node.meta.storageBytes()) : QString();
     case RoleColumn: return node.role == ir::Role::Unknown ? QString() : toQString(ir::roleName(node.role));

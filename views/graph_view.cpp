@@ -86,10 +86,6 @@ constexpr QRgb kRecomputedFill = 0xffa48fd6;
 // Light yellow to deep orange: low to high size or time.
 constexpr std::array<QRgb, 5> kRamp{0xffffffcc, 0xffffeda0, 0xfffed976, 0xfffeb24c, 0xfffd8d3c};
 
-bool isInput(const ir::Node& node) {
-  return node.kind == ir::NodeKind::Placeholder || node.kind == ir::NodeKind::GetAttr;
-}
-
 QColor rampColour(double fraction) {
   const double position = std::clamp(fraction, 0.0, 1.0) * static_cast<double>(kRamp.size() - 1);
   const size_t low = std::min(kRamp.size() - 2, static_cast<size_t>(position));
@@ -297,8 +293,7 @@ QPainterPath edgesPath(const std::vector<SceneEdge>& edges) {
 
 struct GraphView::LayoutJob {
   std::shared_ptr<const ir::Graph> graph;
-  std::shared_ptr<const io::Artifact> artifact;
-  QString graphId;
+  std::shared_ptr<const passes::PlanTarget> target;
   std::shared_ptr<const ClusterTree> tree;  // null: build it (and the default expansion)
   ExpansionState state;
   LevelCache levels;
@@ -425,7 +420,7 @@ bool GraphView::isLayingOut() const {
 }
 
 void GraphView::clear() {
-  setGraph(nullptr, {});
+  setGraph(nullptr);
 }
 
 void GraphView::rememberState() {
@@ -434,18 +429,21 @@ void GraphView::rememberState() {
   cache_.insert(graphId_, GraphState{graph_, tree_, state_, levels_, shown_});
 }
 
-void GraphView::setGraph(std::shared_ptr<const ir::Graph> graph, QString graphId,
-                         std::shared_ptr<const io::Artifact> artifact) {
-  if (graph && graph == graph_ && graphId == graphId_) return;
+void GraphView::setGraph(std::shared_ptr<const passes::PlanTarget> target) {
+  std::shared_ptr<const ir::Graph> graph = target ? target->sharedGraph() : nullptr;
+  QString graphId = target ? toQString(target->graphId()) : QString();
+  if (graph && graph == graph_ && graphId == graphId_) {
+    target_ = std::move(target);  // the same graph on another target
+    return;
+  }
   rememberState();
+  target_ = std::move(target);
   graph_ = std::move(graph);
-  artifact_ = std::move(artifact);
   graphId_ = std::move(graphId);
   tree_.reset();
   state_ = {};
   levels_.clear();
   shown_.reset();
-  nodeSeconds_.clear();
   selected_ = ir::kNoNode;
   selectAfterLayout_ = ir::kNoNode;
   ++generation_;
@@ -475,12 +473,16 @@ void GraphView::setGraph(std::shared_ptr<const ir::Graph> graph, QString graphId
 
 void GraphView::setPlanSession(PlanSession* session) {
   planSession_ = session;
-  // Plan overlays follow the plan; the time overlay follows the target it was planned on.
+  // Plan overlays follow the plan; the time overlay follows the session's target.
   auto recolour = [this] {
     if (overlay_ != Overlay::Category && overlay_ != Overlay::Role && overlay_ != Overlay::Size) applyOverlay();
   };
   connect(session, &PlanSession::finished, this, recolour);
   connect(session, &PlanSession::currentStepChanged, this, recolour);
+  connect(session, &PlanSession::hardwareChanged, this, [this] {
+    if (planSession_->target() && planSession_->target()->sharedGraph() == graph_) setGraph(planSession_->target());
+    if (overlay_ == Overlay::Time) applyOverlay();
+  });
 }
 
 namespace {
@@ -489,16 +491,7 @@ GraphView::LayoutResult runLayout(GraphView::LayoutJob job) {
   GraphView::LayoutResult result;
   try {
     if (!job.tree) {
-      const ir::Graph* dynamo = nullptr;
-      std::vector<io::GraphListing> listings;
-      if (job.artifact) {
-        listings = job.artifact->graphs();
-        const std::string id = job.graphId.toStdString();
-        for (const io::GraphListing& listing : listings) {
-          if (listing.id == id) dynamo = io::dynamoGraphOf(listings, listing);
-        }
-      }
-      job.tree = std::make_shared<const ClusterTree>(buildClusterTree(*job.graph, groupNodes(*job.graph, dynamo)));
+      job.tree = std::make_shared<const ClusterTree>(buildClusterTree(*job.target));
       job.state = defaultExpansion(*job.tree);
     }
     result.scene = std::make_shared<const SceneLayout>(composeLayout(*job.graph, *job.tree, job.state, job.levels));
@@ -523,7 +516,7 @@ void GraphView::startLayout() {
     placeOverlays();
   }
   watcher_->setFuture(
-      QtConcurrent::run(runLayout, LayoutJob{graph_, artifact_, graphId_, tree_, state_, levels_, generation_}));
+      QtConcurrent::run(runLayout, LayoutJob{graph_, target_, tree_, state_, levels_, generation_}));
 }
 
 void GraphView::onLayoutFinished() {
@@ -532,7 +525,7 @@ void GraphView::onLayoutFinished() {
   busy_->hide();
   if (!graph_ || result.job.graph != graph_) {  // the user moved on: keep what was made, lay out the graph on show
     if (result.scene) {
-      cache_.insert(result.job.graphId, GraphState{result.job.graph, result.job.tree, result.job.state,
+      cache_.insert(toQString(result.job.target->graphId()), GraphState{result.job.graph, result.job.tree, result.job.state,
                                                    std::move(result.job.levels), result.scene});
     }
     if (graph_ && isLayingOut()) startLayout();
@@ -615,7 +608,7 @@ void GraphView::buildScene() {
   }
   for (const auto& [node, rect] : layout.nodes) {
     auto* item = new NodeItem(toRect(rect), toQString(graph.name(node)),
-                              toQString(nodeShortTarget(graph, node, tree_->role[node])), isInput(graph.node(node)));
+                              toQString(nodeShortTarget(graph, node, tree_->role[node])), graph.node(node).isInput());
     item->setData(kKindKey, static_cast<int>(ItemKind::Node));
     item->setData(kIndexKey, QVariant::fromValue(node));
     item->setZValue(2);
@@ -642,7 +635,7 @@ QColor GraphView::overlayFill(ir::NodeId node) const {
   const plan::PlanState* plan = planState();
   switch (overlay_) {
     case Overlay::Category:
-      if (!isCallNode(data)) return QColor::fromRgb(kInputFill);
+      if (!data.isCall()) return QColor::fromRgb(kInputFill);
       return QColor::fromRgb(kCategoryFill[static_cast<size_t>(ir::lookupOp(graph.target(node)).category)]);
     case Overlay::Role:
       switch (tree_->role[node]) {
@@ -652,17 +645,17 @@ QColor GraphView::overlayFill(ir::NodeId node) const {
         case ir::Role::SymInput: return QColor(0xeeeeee);
         default: break;
       }
-      if (isInput(data)) return QColor::fromRgb(kInputFill);
+      if (data.isInput()) return QColor::fromRgb(kInputFill);
       if (!tree_->backward[node]) return QColor::fromRgb(kForwardFill);
       return QColor::fromRgb(kBackwardFill);
     case Overlay::FusionGroup: {
-      if (!plan || plan->group[node] == plan::kNone) return QColor::fromRgb(isInput(data) ? kInputFill : kNeutralFill);
+      if (!plan || plan->group[node] == plan::kNone) return QColor::fromRgb(data.isInput() ? kInputFill : kNeutralFill);
       const plan::FusionGroup& group = plan->groups[static_cast<size_t>(plan->group[node])];
       const int hue = group.kind == "reduction" ? 30 : group.kind == "normalization" ? 0 : 120;
       return QColor::fromHsl(hue, 140, 150 + 25 * (group.id % 3));  // neighbours differ in shade
     }
     case Overlay::Recompute: {
-      if (isInput(data)) return QColor::fromRgb(kInputFill);
+      if (data.isInput()) return QColor::fromRgb(kInputFill);
       if (plan && plan->recompute) {
         const auto& decision = *plan->recompute;
         if (std::binary_search(decision.saved.begin(), decision.saved.end(), node)) return QColor::fromRgb(kSavedFill);
@@ -681,7 +674,7 @@ QColor GraphView::overlayFill(ir::NodeId node) const {
       return rampColour(logFraction(static_cast<double>(bytes), sizeRange_.first, sizeRange_.second));
     }
     case Overlay::Time: {
-      const double seconds = nodeSeconds_.empty() ? 0 : nodeSeconds_[node];
+      const double seconds = target_ ? target_->nodeSeconds()[node] : 0;
       if (seconds <= 0) return QColor::fromRgb(kNeutralFill);
       return rampColour(logFraction(seconds, timeRange_.first, timeRange_.second));
     }
@@ -716,17 +709,9 @@ void GraphView::applyOverlay() {
       return data.meta.isTensor() ? static_cast<double>(data.meta.storageBytes()) : 0.0;
     });
   }
-  if (overlay_ == Overlay::Time) {
-    const QString hardware = planSession_ ? planSession_->hardware() : toQString(passes::kDefaultHardware);
-    if (nodeSeconds_.empty() || hardware != nodeSecondsHardware_) {
-      nodeSecondsHardware_ = hardware;
-      try {
-        nodeSeconds_ = analysis::nodeSeconds(graph, hw::resolveHwProfile(hardware.toStdString()));
-      } catch (const Error&) {
-        nodeSeconds_.assign(graph.size(), 0.0);  // the legend says the target is unknown
-      }
-    }
-    timeRange_ = range([&](ir::NodeId node) { return nodeSeconds_[node]; });
+  if (overlay_ == Overlay::Time && target_) {
+    const std::vector<double>& seconds = target_->nodeSeconds();
+    timeRange_ = range([&](ir::NodeId node) { return seconds[node]; });
   }
   for (const auto& [node, item] : itemsByNode_) static_cast<NodeItem*>(item)->setFill(overlayFill(node));
   updateLegend();
@@ -754,7 +739,7 @@ void GraphView::updateLegend() {
       std::array<bool, ir::kOpCategoryCount> present{};
       bool inputs = false;
       for (const auto& [node, rect] : shown_->nodes) {
-        if (isCallNode(graph.node(node))) {
+        if (graph.node(node).isCall()) {
           present[static_cast<size_t>(ir::lookupOp(graph.target(node)).category)] = true;
         } else {
           inputs = true;
@@ -778,7 +763,7 @@ void GraphView::updateLegend() {
           case ir::Role::Buffer: label = tr("buffer"); break;
           case ir::Role::Tangent: label = tr("tangent"); break;
           case ir::Role::SymInput: label = tr("symbolic size"); break;
-          default: label = isInput(data) ? tr("input") : tree_->backward[node] ? tr("backward") : tr("forward"); break;
+          default: label = data.isInput() ? tr("input") : tree_->backward[node] ? tr("backward") : tr("forward"); break;
         }
         add(overlayFill(node), label);
       }
@@ -827,8 +812,7 @@ void GraphView::updateLegend() {
       }
       add(QColor::fromRgb(kNeutralFill), overlay_ == Overlay::Size ? tr("no tensor") : tr("no kernel"));
       if (overlay_ == Overlay::Time) {
-        note = high > 0 ? tr("Roofline estimate on %1.").arg(QFileInfo(nodeSecondsHardware_).completeBaseName())
-                        : tr("No estimate: the target %1 cannot be read.").arg(nodeSecondsHardware_);
+        note = tr("Roofline estimate on %1.").arg(target_ ? toQString(target_->hardware().name) : QString());
       }
       break;
     }

@@ -38,11 +38,10 @@ class GraphView : public QGraphicsView {
   explicit GraphView(QWidget* parent = nullptr);
   ~GraphView() override;
 
-  // Shows a graph: at once when its layout is cached, else once the worker has laid it out. The
-  // artifact (optional) supplies the compile's Dynamo graph, whose parameter names give the layer
-  // clusters of AOT graphs.
-  void setGraph(std::shared_ptr<const ir::Graph> graph, QString graphId,
-                std::shared_ptr<const io::Artifact> artifact = nullptr);
+  // Shows the target's graph: at once when its layout is cached, else once the worker has laid it
+  // out. Its inputs and layer units give the clusters; its node costs the time overlay, on the plan
+  // session's target while the session plans the same graph.
+  void setGraph(std::shared_ptr<const passes::PlanTarget> target);
   void clear();
   // The plan whose current step the fusion, recompute and offload overlays show.
   void setPlanSession(PlanSession* session);
@@ -132,8 +131,8 @@ class GraphView : public QGraphicsView {
   [[nodiscard]] const plan::PlanState* planState() const;
   [[nodiscard]] QColor overlayFill(ir::NodeId node) const;
 
+  std::shared_ptr<const passes::PlanTarget> target_;
   std::shared_ptr<const ir::Graph> graph_;
-  std::shared_ptr<const io::Artifact> artifact_;
   QString graphId_;
   std::shared_ptr<const ClusterTree> tree_;
   ExpansionState state_;
@@ -158,8 +157,7 @@ class GraphView : public QGraphicsView {
 
   Overlay overlay_ = Overlay::Category;
   PlanSession* planSession_ = nullptr;
-  std::vector<double> nodeSeconds_;  // estimated time per node, computed on first use
-  QString nodeSecondsHardware_;      // the target they were estimated on
+
   // The smallest and largest positive values among the drawn nodes: the ends of the colour ramps.
   std::pair<double, double> sizeRange_{0, 0};
   std::pair<double, double> timeRange_{0, 0};

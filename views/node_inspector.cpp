@@ -168,6 +168,11 @@ QString NodeInspector::alsoInHtml() const {
   return QStringLiteral("<p><b>%1</b> %2</p>").arg(tr("Also in:").toHtmlEscaped(), parts.join(QStringLiteral("; ")));
 }
 
+void NodeInspector::setHardware(hw::HwProfile profile) {
+  profile_ = std::move(profile);
+  if (graph_ && node_ != ir::kNoNode) setNode(graph_, node_, alsoIn_);
+}
+
 void NodeInspector::setNode(std::shared_ptr<const ir::Graph> graph, ir::NodeId node, std::vector<StageLink> alsoIn) {
   if (!graph || node >= graph->size()) {
     clear();
@@ -203,7 +208,7 @@ void NodeInspector::setNode(std::shared_ptr<const ir::Graph> graph, ir::NodeId n
   }
   html += section(tr("Value"), value);
 
-  if (isCallNode(n)) {
+  if (n.isCall()) {
     const ir::OpInfo& op = ir::lookupOp(g.target(node));
     QString info = row(tr("Category"), opCategoryLabel(op.category).toHtmlEscaped());
     if (!op.name.empty()) info += row(tr("Table entry"), escaped(op.name));

@@ -1,5 +1,5 @@
 // Everything about one node: value, role, op info (category, fusibility, MagiCompiler flags), the
-// roofline cost on the H200 profile, arguments with links to their nodes, users, provenance.
+// roofline cost on the plan's target, arguments with links to their nodes, users, provenance.
 #pragma once
 
 #include <QWidget>
@@ -21,6 +21,8 @@ class NodeInspector : public QWidget {
 
   // alsoIn: the node's counterparts in the other stages of its compile, listed as links.
   void setNode(std::shared_ptr<const ir::Graph> graph, ir::NodeId node, std::vector<StageLink> alsoIn = {});
+  // The target the cost section prices the node on (passes::kDefaultHardware until set).
+  void setHardware(hw::HwProfile profile);
   void clear();
   [[nodiscard]] ir::NodeId node() const { return node_; }
   // The shown text, for tests and accessibility.

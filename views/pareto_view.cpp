@@ -5,7 +5,9 @@
 #include <QVBoxLayout>
 #include <cmath>
 #include <limits>
+#include <optional>
 
+#include "passes/recompute.h"
 #include "views/formatting.h"
 #include "views/plan_session.h"
 
@@ -95,12 +97,12 @@ void ParetoView::showFrontier() {
   const auto& run = session_->planRun();
   const passes::PipelineRecord* record = run ? run->recordOf("recompute") : nullptr;
   if (record) {
-    constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
-    const double peak = statOf(*record, "peak_bytes", kMissing);
-    const double seconds = statOf(*record, "recompute_seconds", kMissing);
-    if (!std::isnan(peak) && !std::isnan(seconds)) {
+    const std::optional<double> peakStat = record->result.stat(passes::RecomputePass::kPeakBytes);
+    const std::optional<double> secondsStat = record->result.stat(passes::RecomputePass::kRecomputeSeconds);
+    if (peakStat && secondsStat) {
+      const double peak = *peakStat, seconds = *secondsStat;
       QCPGraph* current = plot_->addGraph();
-      current->setName(tr("this plan: recompute(%1)").arg(toQString(record->step.options.string("policy", "torch"))));
+      current->setName(tr("this plan: recompute(%1)").arg(toQString(record->step.options.text(passes::RecomputePass::kPolicy))));
       current->setLineStyle(QCPGraph::lsNone);
       current->setScatterStyle(
           QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(QColor(0xc0, 0x20, 0x20), 2), QColor(0xe1, 0x57, 0x59), 13));

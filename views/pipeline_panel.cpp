@@ -16,17 +16,6 @@
 
 namespace lathe::views {
 
-namespace {
-
-QString statText(const passes::PassStat& stat) {
-  if (stat.unit == "bytes") return formatBytes(static_cast<uint64_t>(stat.value));
-  if (stat.unit == "s") return formatSeconds(stat.value);
-  const QString number = QString::number(stat.value, 'g', 4);
-  return stat.unit.empty() ? number : number + QLatin1Char(' ') + toQString(stat.unit);
-}
-
-}  // namespace
-
 PipelinePanel::PipelinePanel(PlanSession* session, QWidget* parent)
     : QWidget(parent),
       session_(session),
@@ -170,7 +159,7 @@ void PipelinePanel::showStep(int step) {
                     formatSeconds(state.offload ? state.offload->stepSeconds : planned.stepSeconds));
   if (step > 0) {
     const passes::PipelineRecord& record = run->run.history[static_cast<size_t>(step - 1)];
-    for (const passes::PassStat& stat : record.result.stats) rows.emplace_back(toQString(stat.name), statText(stat));
+    for (const passes::PassStat& stat : record.result.stats) rows.emplace_back(toQString(stat.key.name), toQString(passes::formatStat(stat)));
     rows.emplace_back(tr("pass time"), formatSeconds(record.seconds));
     QStringList lines;
     for (const std::string& line : record.result.diff) lines << toQString(line);

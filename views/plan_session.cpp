@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "analysis/joint.h"
 #include "util/diagnostics.h"
 
 namespace lathe::views {
@@ -18,12 +17,13 @@ QString errorText(const std::exception& error) {
 }
 
 // The planned step and simulated streams of every state of a run.
-std::shared_ptr<PlanRun> completeRun(const std::shared_ptr<const PlanBasis>& basis, const passes::PassContext& context,
-                                     passes::PipelineRun pipelineRun, const Progress& progress) {
+std::shared_ptr<PlanRun> completeRun(const std::shared_ptr<const passes::PlanTarget>& target,
+                                     const passes::PassContext& context, passes::PipelineRun pipelineRun,
+                                     const Progress& progress) {
   auto run = std::make_shared<PlanRun>();
-  run->basis = basis;
-  run->graph = basis->graph;
-  run->hardware = QString::fromStdString(basis->hw.name);
+  run->target = target;
+  run->graph = target->sharedGraph();
+  run->hardware = QString::fromStdString(target->hardware().name);
   run->run = std::move(pipelineRun);
   run->planned.reserve(run->run.history.size() + 1);
   for (int step = 0; step <= static_cast<int>(run->run.history.size()); ++step) {
@@ -34,28 +34,24 @@ std::shared_ptr<PlanRun> completeRun(const std::shared_ptr<const PlanBasis>& bas
   return run;
 }
 
-PlanOutcome planGraph(const std::shared_ptr<const io::Artifact>& artifact, const QString& graphId,
-                      const QString& hardware, std::shared_ptr<const PlanBasis> basis,
+PlanOutcome planGraph(const std::shared_ptr<const passes::PlanTarget>& target, const QString& graphId,
                       const std::shared_ptr<const passes::BudgetFrontier>& frontier, const QString& pipeline,
                       const std::optional<BudgetRequest>& budget, const std::shared_ptr<std::atomic<bool>>& cancel) {
   PlanOutcome outcome;
   try {
-    if (!basis)
-      basis =
-          std::make_shared<const PlanBasis>(makePlanBasis(*artifact, graphId.toStdString(), hardware.toStdString()));
     Progress progress;
     progress.cancel = cancel.get();
-    const passes::PassContext context = basis->context(progress);
+    const passes::PassContext context = target->context(progress);
     passes::PipelineRun pipelineRun;
     QString text = pipeline;
     if (budget) {
-      pipelineRun = runBudgetPipeline(*basis, frontier.get(), *budget, progress);
+      pipelineRun = runBudgetPipeline(*target, frontier.get(), *budget, progress);
       text =
           QString::fromStdString(budgetPipeline(*budget, frontier != nullptr, !pipelineRun.finalState().units.empty()));
     } else {
       pipelineRun = passes::runPipeline(context, passes::parsePipeline(pipeline.toStdString()));
     }
-    auto run = completeRun(basis, context, std::move(pipelineRun), progress);
+    auto run = completeRun(target, context, std::move(pipelineRun), progress);
     run->graphId = graphId;
     run->pipeline = text;
     run->budget = budget;
@@ -70,18 +66,17 @@ PlanOutcome planGraph(const std::shared_ptr<const io::Artifact>& artifact, const
   return outcome;
 }
 
-FrontierOutcome frontierOf(const std::shared_ptr<const io::Artifact>& artifact, const QString& graphId,
-                           const QString& hardware, const std::shared_ptr<std::atomic<bool>>& cancel) {
+FrontierOutcome frontierOf(const std::shared_ptr<const passes::PlanTarget>& target,
+                           const std::shared_ptr<std::atomic<bool>>& cancel) {
   FrontierOutcome outcome;
-  outcome.hardware = hardware;
+  outcome.target = target;
   try {
-    auto basis =
-        std::make_shared<const PlanBasis>(makePlanBasis(*artifact, graphId.toStdString(), hardware.toStdString()));
     Progress progress;
     progress.cancel = cancel.get();
-    if (basis->joint.joint)
-      outcome.frontier = std::make_shared<const passes::BudgetFrontier>(passes::solveBudgetFrontier(basis->context(progress), basis->joint));
-    outcome.basis = std::move(basis);
+    if (target->joint().joint) {
+      outcome.frontier =
+          std::make_shared<const passes::BudgetFrontier>(passes::solveBudgetFrontier(target->context(progress)));
+    }
   } catch (const std::exception& error) {
     outcome.error = errorText(error);
   }
@@ -107,7 +102,7 @@ double PlanRun::stepEstimateSeconds() const {
 
 bool PlanRun::budgetMet() const {
   const passes::PipelineRecord* recompute = recordOf("recompute");
-  return !recompute || statOf(*recompute, "budget_met", 1) != 0;
+  return !recompute || recompute->result.stat(passes::RecomputePass::kBudgetMet).value_or(1) != 0;
 }
 
 const passes::PipelineRecord* PlanRun::recordOf(std::string_view pass) const {
@@ -115,13 +110,6 @@ const passes::PipelineRecord* PlanRun::recordOf(std::string_view pass) const {
     if (it->step.pass == pass) return &*it;
   }
   return nullptr;
-}
-
-double statOf(const passes::PipelineRecord& record, std::string_view name, double fallback) {
-  for (const passes::PassStat& stat : record.result.stats) {
-    if (stat.name == name) return stat.value;
-  }
-  return fallback;
 }
 
 PlanSession::PlanSession(QObject* parent) : QObject(parent) {
@@ -156,8 +144,11 @@ void PlanSession::setGraph(std::shared_ptr<const io::Artifact> artifact, const Q
   artifact_ = std::move(artifact);
   graphId_ = graphId;
   graph_ = std::move(graph);
-  joint_ = graph_ && analysis::analyzeJoint(*graph_).joint;
-  basis_.reset();
+  target_.reset();
+  if (artifact_ && graph_) {
+    target_ = std::make_shared<const passes::PlanTarget>(*artifact_, graphId_.toStdString(), hardwareProfile_);
+  }
+  joint_ = target_ && target_->joint().joint;
   frontier_.reset();
   pendingBudget_.reset();
   run_.reset();
@@ -171,9 +162,12 @@ void PlanSession::setHardware(const QString& idOrPath) {
 }
 
 void PlanSession::useHardware(const QString& idOrPath) {
+  hw::HwProfile hardware = hw::resolveHwProfile(idOrPath.toStdString());  // throws before anything changes
   if (frontierCancel_) frontierCancel_->store(true);
   hardware_ = idOrPath;
-  basis_.reset();
+  hardwareProfile_ = std::move(hardware);
+  // The graph's analyses carry over: only the costs are computed anew.
+  if (target_) target_ = std::make_shared<const passes::PlanTarget>(target_->onHardware(hardwareProfile_));
   frontier_.reset();
   emit hardwareChanged(hardware_);
 }
@@ -200,8 +194,7 @@ void PlanSession::setHardwareProfile(const hw::HwProfile& profile) {
 }
 
 QString PlanSession::defaultPipeline() const {
-  if (joint_) return QStringLiteral("split,fusion,recompute(policy=torch)");
-  return QStringLiteral("split,fusion");
+  return toQString(joint_ ? passes::kDefaultTrainingPipeline : passes::kDefaultInferencePipeline);
 }
 
 void PlanSession::run(const QString& pipeline) {
@@ -232,7 +225,7 @@ void PlanSession::startRun(const QString& pipeline, std::optional<BudgetRequest>
   std::erase_if(running_, [](const QFuture<PlanOutcome>& future) { return future.isFinished(); });
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   QFuture<PlanOutcome> future =
-      QtConcurrent::run(planGraph, artifact_, graphId_, hardware_, basis_, frontier_, pipeline, budget, cancel_);
+      QtConcurrent::run(planGraph, target_, graphId_, frontier_, pipeline, budget, cancel_);
   running_.push_back(future);
   watcher_.setFuture(future);
   emit started(budget ? QString::fromStdString(budgetPipeline(*budget, joint_, true)) : pipeline);
@@ -244,14 +237,14 @@ void PlanSession::cancel() {
 
 void PlanSession::requestFrontier() {
   if (!artifact_ || !graph_) return;
-  if (frontier_ || (basis_ && !joint_)) {
+  if (frontier_ || !joint_) {
     emit frontierReady(true, {});
     return;
   }
   if (frontierWatcher_.isRunning() && frontierCancel_ && !frontierCancel_->load()) return;  // on its way
   std::erase_if(frontierRunning_, [](const QFuture<FrontierOutcome>& future) { return future.isFinished(); });
   frontierCancel_ = std::make_shared<std::atomic<bool>>(false);
-  QFuture<FrontierOutcome> future = QtConcurrent::run(frontierOf, artifact_, graphId_, hardware_, frontierCancel_);
+  QFuture<FrontierOutcome> future = QtConcurrent::run(frontierOf, target_, frontierCancel_);
   frontierRunning_.push_back(future);
   frontierWatcher_.setFuture(future);
   emit frontierStarted();
@@ -271,8 +264,7 @@ void PlanSession::onFrontierFinished() {
     }
     return;
   }
-  if (outcome.basis->graph != graph_ || outcome.hardware != hardware_) return;
-  basis_ = outcome.basis;
+  if (outcome.target != target_) return;
   frontier_ = outcome.frontier;
   emit frontierReady(true, {});
   if (pendingBudget_) {

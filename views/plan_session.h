@@ -28,7 +28,7 @@ namespace lathe::views {
 // A finished run: the graph it planned, the pipeline, and per step (initial, then one per pass)
 // the planned step that step's state makes and its simulated streams.
 struct PlanRun {
-  std::shared_ptr<const PlanBasis> basis;  // the graph's inputs and the target it was planned on
+  std::shared_ptr<const passes::PlanTarget> target;  // the graph, its inputs and the hardware it was planned on
   std::shared_ptr<const ir::Graph> graph;
   QString graphId;
   QString pipeline;
@@ -49,9 +49,6 @@ struct PlanRun {
   [[nodiscard]] const passes::PipelineRecord* recordOf(std::string_view pass) const;
 };
 
-// A statistic of a pipeline step ("peak_bytes"), `fallback` when the pass did not report it.
-[[nodiscard]] double statOf(const passes::PipelineRecord& record, std::string_view name, double fallback = 0);
-
 struct PlanOutcome {
   std::shared_ptr<const PlanRun> run;
   QString error;
@@ -59,8 +56,7 @@ struct PlanOutcome {
 };
 
 struct FrontierOutcome {
-  QString hardware;  // as asked for
-  std::shared_ptr<const PlanBasis> basis;
+  std::shared_ptr<const passes::PlanTarget> target;  // the one it was solved on
   std::shared_ptr<const passes::BudgetFrontier> frontier;  // null for a graph that is not joint
   QString error;
 };
@@ -78,14 +74,19 @@ class PlanSession : public QObject {
                 std::shared_ptr<const ir::Graph> graph);
   [[nodiscard]] bool hasGraph() const { return graph_ != nullptr; }
   [[nodiscard]] bool jointGraph() const { return joint_; }
+  // The graph ready to plan on the target: the studio's one passes::PlanTarget, whose analyses
+  // (joint split, layer units, node costs) every view shares. Null without a graph.
+  [[nodiscard]] const std::shared_ptr<const passes::PlanTarget>& target() const { return target_; }
   // The target: a built-in hardware id ("h200") or a lathe.hw/1 JSON file. Drops the frontier.
+  // Error(BadInput) when it cannot be read; nothing changes then.
   void setHardware(const QString& idOrPath);
   // A target given as a profile (a plan bundle's): its built-in id where it is a built-in profile,
   // else the profile written to a file of the session's own, since plans read hardware by id or file.
   // Error(BadInput) when that file cannot be written.
   void setHardwareProfile(const hw::HwProfile& profile);
   [[nodiscard]] const QString& hardware() const { return hardware_; }
-  // The pipeline `lathe plan` runs by default: recompute with torch's policy for a joint graph.
+  [[nodiscard]] const hw::HwProfile& hardwareProfile() const { return hardwareProfile_; }
+  // The pipeline `lathe plan` runs by default (passes::PlanTarget::defaultPipeline).
   [[nodiscard]] QString defaultPipeline() const;
   void run(const QString& pipeline);
   void cancel();
@@ -136,8 +137,9 @@ class PlanSession : public QObject {
   QString graphId_;
   bool joint_ = false;
   QString hardware_ = toQString(passes::kDefaultHardware);
+  hw::HwProfile hardwareProfile_ = hw::resolveHwProfile(passes::kDefaultHardware);
   std::unique_ptr<QTemporaryDir> profileDir_;  // setHardwareProfile's files, made on first use
-  std::shared_ptr<const PlanBasis> basis_;
+  std::shared_ptr<const passes::PlanTarget> target_;
   std::shared_ptr<const passes::BudgetFrontier> frontier_;
   std::optional<BudgetRequest> pendingBudget_;  // waits for the frontier
   std::shared_ptr<const PlanRun> run_;

@@ -32,7 +32,7 @@ void SavedTensorLedgerModel::setPlan(std::shared_ptr<const PlanRun> run, int ste
     for (size_t k = 0; k < decision.saved.size(); ++k) {
       const ir::NodeId id = decision.saved[k];
       const ir::Node& node = graph.node(id);
-      if (!node.meta.isTensor() || run_->basis->inputs.isWeight(id)) continue;
+      if (!node.meta.isTensor() || run_->target->inputs().isWeight(id)) continue;
       Row row;
       row.node = id;
       row.bytes = node.meta.storageBytes();

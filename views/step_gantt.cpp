@@ -13,7 +13,7 @@ namespace {
 using analysis::Stream;
 
 StepGantt kernelGantt(const passes::PassContext& context, const passes::PlannedStep& planned) {
-  const std::vector<double> seconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
+  const std::vector<double>& seconds = context.nodeSeconds();
   analysis::SimInput input;
   input.tasks.reserve(planned.schedule.nodes.size());
   for (ir::NodeId id : planned.schedule.nodes) {
@@ -81,7 +81,7 @@ StepGantt offloadGantt(const passes::PassContext& context, const plan::PlanState
   }
 
   // Executions within a segment run back to back from the segment's start.
-  const std::vector<double> seconds = analysis::nodeSeconds(context.graph, context.hw, context.ops);
+  const std::vector<double>& seconds = context.nodeSeconds();
   std::vector<double> cursor = segmentStart;
   for (size_t i = 0; i < planned.schedule.nodes.size(); ++i) {
     const auto segment = static_cast<size_t>(segmentOf[i]);

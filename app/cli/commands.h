@@ -25,7 +25,7 @@ void registerCommands(CLI::App& app, GlobalOptions& global);
 // Runs the subcommand the user chose; returns the exit code.
 int runSelectedCommand(CLI::App& app, const GlobalOptions& global);
 
-// Planning commands (plan_commands.cpp): plan, timeline, pareto, profile.
+// Planning commands (plan_commands.cpp): plan, timeline, pareto, profile, passes.
 void registerPlanCommands(CLI::App& app);
 // The exit code when one of them was chosen, nullopt otherwise.
 std::optional<int> runPlanCommand(CLI::App& app, const GlobalOptions& global);

@@ -50,9 +50,5 @@ CLI::Option* addOutputOption(CLI::App* command, std::string& path, const std::st
           "PATH"));
 }
 
-std::string formatSeconds(double seconds) {
-  if (seconds >= 1.0) return fmt::format("{:.2f} s", seconds);
-  return fmt::format("{:.1f} ms", seconds * 1e3);
-}
 
 }  // namespace lathe::cli

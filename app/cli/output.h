@@ -1,7 +1,7 @@
 // Output helpers for the CLI: aligned text tables, human-readable sizes, the -o option.
 #pragma once
 
-#include "util/format.h"  // formatBytes, for every command
+#include "util/format.h"  // formatBytes, formatSeconds, for every command
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -24,9 +24,6 @@ class Table {
   std::vector<std::string> header_;
   std::vector<std::vector<std::string>> rows_;
 };
-
-// Seconds with a sensible unit: "12.3 s", "45 ms".
-[[nodiscard]] std::string formatSeconds(double seconds);
 
 // Registers -o,--output PATH on `command`: a path that must not be empty (`-o ""` is a usage
 // error, not "write nothing").

@@ -1,6 +1,7 @@
-// `lathe plan`, `lathe timeline`, `lathe pareto`, `lathe profile`: run a pass pipeline on one graph,
-// print or write the plan bundle, read a plan's memory timeline back, sweep the recompute frontier,
-// set a run's measured profile beside what its plans predicted.
+// `lathe plan`, `lathe timeline`, `lathe pareto`, `lathe profile`, `lathe passes`: run a pass
+// pipeline on one graph, print or write the plan bundle, read a plan's memory timeline back, sweep
+// the recompute frontier, set a run's measured profile beside what its plans predicted, list the
+// passes from their declarations.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "commands.h"
 #include "hw/hw_profile.h"
 #include "output.h"
+#include "passes/pipeline.h"
 #include "passes/plan_builder.h"
 #include "passes/plan_target.h"
 #include "passes/recompute.h"
@@ -54,6 +56,10 @@ struct ProfileOptions {
 ProfileOptions& profileOptions() {
   static ProfileOptions o;
   return o;
+}
+bool& passesJson() {
+  static bool json = false;
+  return json;
 }
 
 TimelineOptions& timelineOptions() {
@@ -110,21 +116,11 @@ void printCpuCaptureNote(const passes::PlanTarget& target) {
                              target.hardware().name);
 }
 
-std::string statText(const passes::PassStat& stat) {
-  if (stat.unit == "bytes") return formatBytes(static_cast<uint64_t>(stat.value));
-  if (stat.unit == "s") return formatSeconds(stat.value);
-  if (stat.value == static_cast<double>(static_cast<int64_t>(stat.value))) return std::to_string(static_cast<int64_t>(stat.value));
-  return fmt::format("{:.3g}", stat.value);
-}
-
 // A pass asked for a memory budget that no plan it found fits (its budget_met statistic is 0).
 bool budgetMissed(const passes::PipelineRun& run) {
-  for (const passes::PipelineRecord& record : run.history) {
-    for (const passes::PassStat& stat : record.result.stats) {
-      if (stat.name == "budget_met" && stat.value == 0) return true;
-    }
-  }
-  return false;
+  return std::any_of(run.history.begin(), run.history.end(), [](const passes::PipelineRecord& record) {
+    return record.result.stat(passes::RecomputePass::kBudgetMet).value_or(1) == 0;
+  });
 }
 
 int runPlan(const GlobalOptions& global) {
@@ -147,7 +143,7 @@ int runPlan(const GlobalOptions& global) {
   for (const passes::PipelineRecord& record : run.history) {
     std::cout << fmt::format("\n{}  ({})\n", passes::formatStep(record.step), formatSeconds(record.seconds));
     Table table({"statistic", "value"});
-    for (const passes::PassStat& stat : record.result.stats) table.add({stat.name, statText(stat)});
+    for (const passes::PassStat& stat : record.result.stats) table.add({std::string(stat.key.name), passes::formatStat(stat)});
     table.print(std::cout, "  ");
     constexpr size_t kShown = 6;
     for (size_t i = 0; i < record.result.diff.size() && i < kShown; ++i) std::cout << "  " << record.result.diff[i] << '\n';
@@ -344,15 +340,11 @@ int runPareto(const GlobalOptions& global) {
   const ir::Graph& graph = target.graph();
   const analysis::JointInfo& joint = target.joint();
   const passes::PassContext context = target.context(progressFor(global));
-  const std::vector<passes::FrontierPoint> frontier = passes::budgetFrontier(context, joint);
-  const std::vector<double>& nodeSeconds = target.nodeSeconds();
-  const std::vector<double> cost = passes::recomputeSeconds(context);
+  const std::vector<passes::FrontierPoint> frontier = passes::budgetFrontier(context);
   // Every point also with activation offload (recompute(..., offload=true)): what the link can carry
   // off the GPU at no step time.
   const passes::ActivationOffloadOptions offload;
-  auto offloaded = [&](const std::vector<ir::NodeId>& saved) {
-    return passes::evaluateSavedSet(context, joint, saved, nodeSeconds, cost, &offload);
-  };
+  auto offloaded = [&](const std::vector<ir::NodeId>& saved) { return passes::evaluateSavedSet(context, saved, &offload); };
   struct Row {
     std::string name;  // "budget", "torch", "heuristic"
     passes::RecomputeEvaluation eval;
@@ -360,12 +352,12 @@ int runPareto(const GlobalOptions& global) {
   };
   std::vector<Row> rows;
   for (const passes::FrontierPoint& f : frontier) {
-    rows.push_back({"budget", passes::evaluateSavedSet(context, joint, f.saved, nodeSeconds, cost), offloaded(f.saved)});
+    rows.push_back({"budget", passes::evaluateSavedSet(context, f.saved), offloaded(f.saved)});
   }
   for (const auto& [name, saved] :
        {std::pair{"torch", passes::torchPolicy(graph, joint, target.inputs(), target.inductorJointPasses()).saved},
-        std::pair{"heuristic", passes::heuristicPolicy(graph, joint, ir::OpRegistry::global()).saved}}) {
-    rows.push_back({name, passes::evaluateSavedSet(context, joint, saved, nodeSeconds, cost), offloaded(saved)});
+        std::pair{"heuristic", passes::heuristicPolicy(graph, joint, target.ops()).saved}}) {
+    rows.push_back({name, passes::evaluateSavedSet(context, saved), offloaded(saved)});
   }
   if (o.json) {
     json points = json::array();
@@ -406,6 +398,65 @@ int runPareto(const GlobalOptions& global) {
   return 0;
 }
 
+// Every pass from its declaration: what it does, its options, its statistics, what it needs.
+int runPasses() {
+  const std::vector<const passes::Pass*> all = passes::registeredPasses();
+  if (passesJson()) {
+    json out = json::array();
+    for (const passes::Pass* pass : all) {
+      const passes::PassInfo& info = pass->info();
+      json options = json::array(), statistics = json::array();
+      for (const passes::OptionSpec& option : info.options) {
+        json item = {{"name", option.name}, {"type", passes::optionTypeName(option.type)},
+                     {"default", option.fallback.empty() ? json(nullptr) : json(option.fallback)}, {"help", option.help}};
+        if (!option.choices.empty()) item["choices"] = std::vector<std::string>(option.choices.begin(), option.choices.end());
+        options.push_back(std::move(item));
+      }
+      for (const passes::StatKey& stat : info.statistics) {
+        statistics.push_back({{"name", stat.name}, {"unit", passes::statUnitName(stat.unit)}, {"help", stat.help}});
+      }
+      out.push_back({{"name", info.name},
+                     {"summary", info.summary},
+                     {"options", options},
+                     {"statistics", statistics},
+                     {"requires", std::vector<std::string>(info.runsAfter.begin(), info.runsAfter.end())},
+                     {"needs_joint_graph", info.needsJointGraph}});
+    }
+    std::cout << out.dump(2) << '\n';
+    return 0;
+  }
+  for (const passes::Pass* pass : all) {
+    const passes::PassInfo& info = pass->info();
+    std::cout << fmt::format("{}: {}\n", info.name, info.summary);
+    if (!info.runsAfter.empty()) {
+      std::string names;
+      for (std::string_view name : info.runsAfter) names += (names.empty() ? "" : ", ") + std::string(name);
+      std::cout << "  runs after: " << names << '\n';
+    }
+    if (info.needsJointGraph) std::cout << "  plans a training step's joint forward/backward graph\n";
+    Table options({"option", "type", "default", "meaning"});
+    for (const passes::OptionSpec& option : info.options) {
+      std::string type(passes::optionTypeName(option.type));
+      if (!option.choices.empty()) {
+        type.clear();
+        for (std::string_view choice : option.choices) type += (type.empty() ? "" : "|") + std::string(choice);
+      }
+      options.add({std::string(option.name), type, option.fallback.empty() ? "-" : std::string(option.fallback),
+                   std::string(option.help)});
+    }
+    if (!options.empty()) options.print(std::cout, "  ");
+    Table statistics({"statistic", "unit", "meaning"});
+    for (const passes::StatKey& stat : info.statistics) {
+      const std::string_view unit = passes::statUnitName(stat.unit);
+      statistics.add({std::string(stat.name), unit.empty() ? "count" : std::string(unit), std::string(stat.help)});
+    }
+    statistics.print(std::cout, "  ");
+    std::cout << '\n';
+  }
+  std::cout << "A pipeline names passes in order with their options, e.g. " << passes::kDefaultTrainingPipeline << '\n';
+  return 0;
+}
+
 void addPlanInputs(CLI::App* cmd, PlanOptions& o) {
   cmd->add_option("path", o.path, "TORCH_TRACE log (file, .gz or directory of ranks) or .pt2")->required();
   cmd->add_option("--graph", o.graphId, "Graph id or index (default: the first joint graph, else the first inference graph)");
@@ -443,6 +494,8 @@ void registerPlanCommands(CLI::App& app) {
   profile->add_option("profile", profileOptions().path, "A run folder (trace_dir of lathe.compile) or its lathe.profile.json")
       ->required();
   profile->add_flag("--json", profileOptions().json, "Print JSON");
+  auto* passList = app.add_subcommand("passes", "The passes a pipeline can name: options, statistics, what each needs");
+  passList->add_flag("--json", passesJson(), "Print JSON");
 }
 
 std::optional<int> runPlanCommand(CLI::App& app, const GlobalOptions& global) {
@@ -450,6 +503,7 @@ std::optional<int> runPlanCommand(CLI::App& app, const GlobalOptions& global) {
   if (app.got_subcommand("timeline")) return runTimeline(global);
   if (app.got_subcommand("pareto")) return runPareto(global);
   if (app.got_subcommand("profile")) return runProfile(global);
+  if (app.got_subcommand("passes")) return runPasses();
   return std::nullopt;
 }
 

@@ -108,6 +108,8 @@ MainWindow::MainWindow(Options options, QWidget* parent)
   connect(nodesTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { showNode(nodesModel_->nodeAt(nodesProxy_->mapToSource(current))); });
   connect(inspector_, &views::NodeInspector::nodeActivated, this, &MainWindow::selectNode);
+  connect(planSession_, &views::PlanSession::hardwareChanged, inspector_,
+          [this] { inspector_->setHardware(planSession_->hardwareProfile()); });
   connect(graphView_, &views::GraphView::nodeSelected, this, &MainWindow::selectNode);
   connect(search_, &QLineEdit::textChanged, nodesProxy_, &QSortFilterProxyModel::setFilterFixedString);
   connect(timelineView_, &views::MemoryTimelineView::nodeClicked, this, &MainWindow::selectNode);
@@ -510,18 +512,15 @@ void MainWindow::selectPreferredNode() {
   // The node that costs the step most on the target, where the target prices the graph: the one
   // a user looks at first. Else the first call.
   ir::NodeId chosen = ir::kNoNode;
-  try {
-    const std::vector<double> seconds =
-        analysis::nodeSeconds(*graph, hw::resolveHwProfile(planSession_->hardware().toStdString()));
+  if (const auto& target = planSession_->target(); target && target->sharedGraph() == graph) {
+    const std::vector<double>& seconds = target->nodeSeconds();
     for (ir::NodeId id = 0; id < graph->size(); ++id) {
-      if (views::isCallNode(graph->node(id)) && seconds[id] > 0 && (chosen == ir::kNoNode || seconds[id] > seconds[chosen]))
+      if (graph->node(id).isCall() && seconds[id] > 0 && (chosen == ir::kNoNode || seconds[id] > seconds[chosen]))
         chosen = id;
     }
-  } catch (const Error&) {
-    chosen = ir::kNoNode;  // an unreadable target file: no estimate to choose by
   }
   for (ir::NodeId id = 0; id < graph->size() && chosen == ir::kNoNode; ++id) {
-    if (views::isCallNode(graph->node(id))) chosen = id;
+    if (graph->node(id).isCall()) chosen = id;
   }
   const QModelIndex row = nodesProxy_->mapFromSource(nodesModel_->indexOfNode(chosen));
   if (!row.isValid()) return;
@@ -542,12 +541,13 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
   const QString previousGraphId = nodesModel_->graphId();
   const ir::NodeId previousNode = selectedNode();
   nodesModel_->setGraph(graph, id);
-  graphView_->setGraph(graph, id, treeModel_->artifact());
   if (!runOpenedPlan(id)) {
     planSession_->setGraph(treeModel_->artifact(), id, graph);
     pipelinePanel_->setPipelineText(planSession_->defaultPipeline());
     planSession_->run(planSession_->defaultPipeline());
   }
+  // The session's target: the graph's analyses and costs are computed once for every view.
+  graphView_->setGraph(planSession_->target());
   inspector_->clear();
   const ir::GraphCounts counts = ir::countGraph(*graph);
   graphTitle_->setText(

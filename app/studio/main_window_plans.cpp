@@ -190,7 +190,7 @@ void MainWindow::savePlan(const QString& path) {
     try {
       const Progress progress;
       plan::PlanBundle bundle =
-          passes::buildPlanBundle(run->basis->context(progress), run->run, capture, run->graphId.toStdString());
+          passes::buildPlanBundle(run->target->context(progress), run->run, capture, run->graphId.toStdString());
       bundle.kernels = kernels;
       plan::writePlan(path.toStdString(), bundle);
       return {};

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sample_joint_graph.h"
+#include "passes/recompute.h"
 #include "views/budget_panel.h"
 #include "views/formatting.h"
 #include "views/memory_timeline_view.h"
@@ -91,7 +92,8 @@ int main(int argc, char** argv) {
         passes += " " + record.step.pass + " " + std::to_string(record.seconds * 1e3).substr(0, 5) + " ms";
         if (record.step.pass == "recompute")
           passes += " (peak " +
-                    lathe::views::formatBytes(static_cast<uint64_t>(lathe::views::statOf(record, "peak_bytes")))
+                    lathe::views::formatBytes(static_cast<uint64_t>(
+                        record.result.stat(lathe::passes::RecomputePass::kPeakBytes).value_or(0)))
                         .toStdString() +
                     ")";
       }

@@ -12,6 +12,8 @@
 
 #include "sample_joint_graph.h"
 #include "synthetic_graph.h"
+#include "hw/hw_profile.h"
+#include "passes/plan_target.h"
 #include "views/graph_view.h"
 
 namespace {
@@ -19,8 +21,7 @@ namespace {
 constexpr int kTimeoutMs = 120000;
 
 // Milliseconds from setGraph to the first full paint; -1 when the layout failed or timed out.
-double firstPaintMs(const std::shared_ptr<const lathe::ir::Graph>& graph, const QString& id,
-                    const std::shared_ptr<const lathe::io::Artifact>& artifact) {
+double firstPaintMs(const std::shared_ptr<const lathe::passes::PlanTarget>& target) {
   lathe::views::GraphView view;
   view.resize(1600, 1000);
   view.show();
@@ -35,7 +36,7 @@ double firstPaintMs(const std::shared_ptr<const lathe::ir::Graph>& graph, const 
   QTimer::singleShot(kTimeoutMs, &loop, &QEventLoop::quit);
   QElapsedTimer timer;
   timer.start();
-  view.setGraph(graph, id, artifact);
+  view.setGraph(target);
   if (!view.layout()) loop.exec();
   if (!shown && !view.layout()) return -1;
   view.viewport()->repaint();  // paints now, as the first frame the user sees
@@ -48,15 +49,15 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   try {
     const lathe::bench::SampleJointGraph sample = lathe::bench::loadSampleJointGraph();
-    const auto& artifact = sample.artifact;
-    const auto& joint = sample.graph;
-    const QString& jointId = sample.id;
-    std::printf("first_paint_llama3_8b_4l_train_joint\t%.1f\t1000\n", firstPaintMs(joint, jointId, artifact));
+    const lathe::hw::HwProfile hardware = lathe::hw::resolveHwProfile(lathe::passes::kDefaultHardware);
+    std::printf("first_paint_llama3_8b_4l_train_joint\t%.1f\t1000\n",
+                firstPaintMs(std::make_shared<const lathe::passes::PlanTarget>(*sample.artifact,
+                                                                             sample.id.toStdString(), hardware)));
     std::fflush(stdout);
     const auto synthetic = lathe::bench::SyntheticDecoder::build(99, 64);
     std::fprintf(stderr, "synthetic graph: %zu nodes\n", synthetic->size());
     std::printf("first_paint_synthetic_100k\t%.1f\t5000\n",
-                firstPaintMs(synthetic, QStringLiteral("synthetic"), nullptr));
+                firstPaintMs(std::make_shared<const lathe::passes::PlanTarget>(synthetic, "synthetic", hardware)));
   } catch (const std::exception& error) {
     std::fprintf(stderr, "bench_gui_first_paint: %s\n", error.what());
     return 1;

@@ -19,15 +19,10 @@ void requireInRange(const ir::Graph& graph, NodeId id) {
   if (id >= graph.size()) throw Error(ErrorCode::Internal, "cost model: node id out of range");
 }
 
-bool isCall(const ir::Node& node) {
-  return node.kind == ir::NodeKind::CallFunction || node.kind == ir::NodeKind::CallMethod ||
-         node.kind == ir::NodeKind::CallModule;
-}
-
 // The op behind a node when it launches a kernel, else nullptr.
 const ir::OpInfo* kernelOp(const ir::Graph& graph, NodeId id, const ir::OpRegistry& registry) {
   const ir::Node& node = graph.node(id);
-  if (!isCall(node)) return nullptr;
+  if (!node.isCall()) return nullptr;
   const ir::OpInfo& info = registry.lookup(graph.str(node.target));
   return info.formula == ir::CostFormula::None ? nullptr : &info;
 }
@@ -122,7 +117,7 @@ NodeCost groupCost(const ir::Graph& graph, std::span<const NodeId> nodes, const 
   members.reserve(nodes.size());
   for (NodeId id : nodes) {
     requireInRange(graph, id);
-    if (isCall(graph.node(id))) members.push_back({id, kernelOp(graph, id, registry)});
+    if (graph.node(id).isCall()) members.push_back({id, kernelOp(graph, id, registry)});
   }
   std::sort(members.begin(), members.end(), [](const Member& a, const Member& b) { return a.id < b.id; });
   members.erase(

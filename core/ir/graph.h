@@ -149,6 +149,13 @@ struct Node {
   // Output node: the trailing comment of each returned item, in order ("GradAOTOutput(grad_of=
   // PlainAOTInput(idx=1))", "None"); empty when the text has none. 0 for an item without one.
   std::vector<StrId> itemComments;
+
+  // Runs an op (call_function, call_method or call_module).
+  [[nodiscard]] bool isCall() const {
+    return kind == NodeKind::CallFunction || kind == NodeKind::CallMethod || kind == NodeKind::CallModule;
+  }
+  // A value the graph is given (placeholder or get_attr).
+  [[nodiscard]] bool isInput() const { return kind == NodeKind::Placeholder || kind == NodeKind::GetAttr; }
 };
 
 class Graph;

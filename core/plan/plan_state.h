@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/layer_units.h"
 #include "ir/graph.h"
 
 namespace lathe::plan {
@@ -25,12 +26,8 @@ struct FusionGroup {
 };
 
 // An FSDP-style compile unit: a transformer layer (from module paths) or a repeated block.
-struct LayerUnit {
-  int32_t id = kNone;
-  std::string name;                 // "model.layers.3"; "prologue" / "epilogue" for what is outside the layers
-  std::vector<ir::NodeId> weights;  // parameter placeholders the unit owns
-  uint64_t weightBytes = 0;
-};
+using LayerUnit = analysis::LayerUnit;
+static_assert(analysis::kNoUnit == kNone, "a node outside every unit is kNone in the plan too");
 
 // A joint graph split into forward and backward: values kept from forward to backward, and forward
 // values the backward computes again. Node ids of the joint graph.

@@ -26,6 +26,22 @@ std::string formatBytes(uint64_t bytes, int significantDigits) {
   return text.data();
 }
 
+std::string formatSeconds(double seconds) {
+  std::array<char, 48> text{};
+  if (seconds >= 1.0) {
+    std::snprintf(text.data(), text.size(), "%.2f s", seconds);
+  } else if (seconds >= 1e-3) {
+    std::snprintf(text.data(), text.size(), "%.2f ms", seconds * 1e3);
+  } else if (seconds >= 1e-6) {
+    std::snprintf(text.data(), text.size(), "%.2f \u00b5s", seconds * 1e6);
+  } else if (seconds > 0) {
+    std::snprintf(text.data(), text.size(), "%.1f ns", seconds * 1e9);
+  } else {
+    return "0";
+  }
+  return text.data();
+}
+
 std::string formatMilliseconds(double seconds) {
   std::array<char, 48> text{};
   std::snprintf(text.data(), text.size(), "%.3f ms", seconds * 1e3);

@@ -11,6 +11,10 @@ namespace lathe {
 // neighbouring values must read apart (a frontier's points): formatBytes(10374889472, 4) -> "9.662 GiB".
 [[nodiscard]] std::string formatBytes(uint64_t bytes, int significantDigits = 3);
 
+// Times in tables and labels, scaled to their size: 2.5 -> "2.50 s", 0.0123 -> "12.30 ms",
+// 4.2e-5 -> "42.00 µs", 3e-8 -> "30.0 ns", 0 -> "0".
+[[nodiscard]] std::string formatSeconds(double seconds);
+
 // Estimated times in the passes' diffs: 0.0123 -> "12.300 ms".
 [[nodiscard]] std::string formatMilliseconds(double seconds);
 

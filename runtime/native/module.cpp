@@ -19,12 +19,12 @@
 #include "hw/hw_profile.h"
 #include "io/fx_text.h"
 #include "ir/op_info.h"
-#include "analysis/cost_model.h"
 #include "passes/activation_offload.h"
 #include "passes/offload.h"
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
 #include "passes/plan_target.h"
+#include "passes/recompute.h"
 #include "plan/plan_bind.h"
 #include "plan/plan_bundle.h"
 #include "plan/profile.h"
@@ -132,9 +132,7 @@ JointPlan planJoint(const std::string& fxText, const std::string& graphId, const
   JointPlan out = fromBundle(bundle, *graph, bundle.state, diagnostics);
   if (!out.offloaded.empty()) out.nodeSeconds = secondsByName(*graph, target.nodeSeconds());
   for (const passes::PipelineRecord& record : run.history) {
-    for (const passes::PassStat& stat : record.result.stats) {
-      if (stat.name == "budget_met") out.budgetMet = stat.value != 0;
-    }
+    if (const std::optional<double> met = record.result.stat(passes::RecomputePass::kBudgetMet)) out.budgetMet = *met != 0;
     for (const std::string& line : record.result.diff) {
       if (line.starts_with("!")) out.warnings.push_back(line);
     }
@@ -150,7 +148,9 @@ JointPlan bindPlan(const std::string& fxText, const std::string& graphId, const 
   const plan::PlanBundle bundle = plan::readPlan(planPath);
   const plan::BoundPlan bound = plan::bind(bundle, *graph, planPath);
   JointPlan out = fromBundle(bundle, *graph, bound.state, diagnostics);
-  if (!out.offloaded.empty()) out.nodeSeconds = secondsByName(*graph, analysis::nodeSeconds(*graph, bundle.hardware));
+  if (!out.offloaded.empty()) {
+    out.nodeSeconds = secondsByName(*graph, passes::PlanTarget(graph, graphId, bundle.hardware).nodeSeconds());
+  }
   return out;
 }
 

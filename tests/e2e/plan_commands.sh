@@ -72,6 +72,30 @@ expect 1 "unclosed options" -- "$lathe" plan "$tiny" --pipeline "recompute(polic
 expect 1 "unknown option" -- "$lathe" plan "$tiny" --pipeline "recompute(polcy=torch)"
 expect 1 "recompute on an inference graph" -- "$lathe" plan "$samples/captures/llama3_8b_2l_tiny_infer.log.gz" --pipeline recompute
 expect 1 "offload before split" -- "$lathe" plan "$tiny" --pipeline "offload"
+expect 1 "a value out of its declared range" -- "$lathe" plan "$tiny" --pipeline "split,offload(resident=1.5)"
+
+# `lathe passes` lists every pass a pipeline takes, from the declarations the pipeline is checked by:
+# the statistics `plan` reports are the ones each pass declares.
+if "$lathe" passes --json > "$tmp/passes.json" 2> "$tmp/err" && "$lathe" passes > "$tmp/passes.txt" &&
+   "$lathe" plan "$tiny" --pipeline "split,fusion,recompute(policy=torch),offload" --json > "$tmp/plan.json" &&
+   python3 -c '
+import json, sys
+passes = json.load(open(sys.argv[1]))
+plan = json.load(open(sys.argv[2]))
+names = [p["name"] for p in passes]
+assert names == ["split", "fusion", "recompute", "offload"], names
+for step in plan["steps"]:
+    name = step["step"].split("(")[0]
+    declared = {s["name"] for s in passes[names.index(name)]["statistics"]}
+    assert set(step["stats"]) <= declared, (name, set(step["stats"]) - declared)
+for p in passes:
+    assert p["options"] and all(o["help"] for o in p["options"]), p["name"]
+    assert all(o["type"] != "choice" or o["choices"] for o in p["options"]), p["name"]
+' "$tmp/passes.json" "$tmp/plan.json" 2> "$tmp/err"; then
+  echo "ok   passes: $(grep -c ': ' "$tmp/passes.txt") lines"
+else
+  fail "passes: $(head -c 400 "$tmp/err")"
+fi
 expect 2 "unknown hardware (neither a profile nor a file)" -- "$lathe" plan "$tiny" --hw tpu9
 expect 2 "timeline of a capture" -- "$lathe" timeline "$tiny"
 printf '{"format": "lathe.plan/9"}' > "$tmp/future.json"

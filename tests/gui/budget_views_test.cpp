@@ -17,7 +17,10 @@
 
 #include "io/artifact.h"
 #include "main_window.h"
+#include "hw/hw_profile.h"
 #include "passes/pipeline.h"
+#include "passes/plan_target.h"
+#include "passes/recompute.h"
 #include "views/budget_panel.h"
 #include "views/budget_plan.h"
 #include "views/gantt_view.h"
@@ -71,9 +74,10 @@ const PlanRun* waitForBudgetRun(PlanSession* session, uint64_t budget, const QSt
 }
 
 // A statistic of a run's last step of `pass`; -1 when missing.
-double statOf(const PlanRun& run, std::string_view pass, std::string_view name) {
-  const lathe::passes::PipelineRecord* record = run.recordOf(pass);
-  return record ? lathe::views::statOf(*record, name, -1) : -1;
+// A recompute statistic of the run's last recompute step; -1 when it has none.
+double recomputeStat(const PlanRun& run, const lathe::passes::StatKey& key) {
+  const lathe::passes::PipelineRecord* record = run.recordOf("recompute");
+  return record ? record->result.stat(key).value_or(-1) : -1;
 }
 
 }  // namespace
@@ -145,7 +149,7 @@ void BudgetViewsTest::movingTheBudgetReplans() {
   QVERIFY(lowPeak <= low);
   QVERIFY(lowPeak < highPeak);
   QCOMPARE(static_cast<uint64_t>(std::llround(timeline->plottedPeakBytes())), lowPeak);
-  QVERIFY(statOf(*tight, "recompute", "recompute_seconds") > statOf(*generous, "recompute", "recompute_seconds"));
+  QVERIFY(recomputeStat(*tight, lathe::passes::RecomputePass::kRecomputeSeconds) > recomputeStat(*generous, lathe::passes::RecomputePass::kRecomputeSeconds));
   // The pinned plan stays on the plot under the new one.
   QCOMPARE(static_cast<uint64_t>(std::llround(timeline->baselinePeakBytes())), highPeak);
   QVERIFY(panel->outcomeLabel()->text().contains(QStringLiteral("Within the budget")));
@@ -159,21 +163,17 @@ void BudgetViewsTest::budgetPlanMatchesTheRecomputePass() {
   // again: both must decide the same.
   const auto artifact = std::make_shared<const lathe::io::Artifact>(
       lathe::io::loadArtifact(sample("captures/mixtral_2l_train.log.gz").toStdString()));
-  std::string graphId;
-  for (const auto& listing : artifact->graphs()) {
-    if (listing.kind == "aot_joint_graph" && graphId.empty()) graphId = listing.id;
-  }
-  QVERIFY(!graphId.empty());
-  const lathe::views::PlanBasis basis = lathe::views::makePlanBasis(*artifact, graphId, "h200");
-  const lathe::passes::BudgetFrontier frontier = lathe::passes::solveBudgetFrontier(basis.context({}), basis.joint);
+  const lathe::passes::PlanTarget target(*artifact, "", lathe::hw::resolveHwProfile("h200"));  // its joint graph
+  QVERIFY(target.joint().joint);
+  const lathe::passes::BudgetFrontier frontier = lathe::passes::solveBudgetFrontier(target.context());
   const auto& middle = frontier.points[frontier.points.size() / 2];
   for (const uint64_t budget :
        {frontier.minimumPeak() / 2, middle.peakBytes / kMiB * kMiB, frontier.noRecomputePeak() + kMiB}) {
     const lathe::views::BudgetRequest request{budget, 0.5};
-    const lathe::passes::PipelineRun fast = lathe::views::runBudgetPipeline(basis, &frontier, request, {});
+    const lathe::passes::PipelineRun fast = lathe::views::runBudgetPipeline(target, &frontier, request, {});
     const std::string text = lathe::views::budgetPipeline(request, true, true);
     const lathe::passes::PipelineRun full =
-        lathe::passes::runPipeline(basis.context({}), lathe::passes::parsePipeline(text));
+        lathe::passes::runPipeline(target.context(), lathe::passes::parsePipeline(text));
     QCOMPARE(fast.history.size(), full.history.size());
     for (size_t i = 0; i < full.history.size(); ++i) {
       QCOMPARE(lathe::passes::formatStep(fast.history[i].step), lathe::passes::formatStep(full.history[i].step));
@@ -184,7 +184,7 @@ void BudgetViewsTest::budgetPlanMatchesTheRecomputePass() {
       QCOMPARE(fastDiff.size(), fullDiff.size());
       QCOMPARE(fast.history[i].result.stats.size(), full.history[i].result.stats.size());
       for (size_t s = 0; s < full.history[i].result.stats.size(); ++s) {
-        QCOMPARE(fast.history[i].result.stats[s].name, full.history[i].result.stats[s].name);
+        QCOMPARE(fast.history[i].result.stats[s].key.name, full.history[i].result.stats[s].key.name);
         QCOMPARE(fast.history[i].result.stats[s].value, full.history[i].result.stats[s].value);
       }
     }
@@ -259,7 +259,7 @@ void BudgetViewsTest::infeasibleBudgetIsReported() {
   const PlanRun* run = waitForBudgetRun(session, budget);
   QVERIFY(run);
   QVERIFY(!run->budgetMet());
-  QCOMPARE(statOf(*run, "recompute", "peak_bytes"), static_cast<double>(least));
+  QCOMPARE(recomputeStat(*run, lathe::passes::RecomputePass::kPeakBytes), static_cast<double>(least));
   const QString outcome = window.budgetPanel()->outcomeLabel()->text();
   QVERIFY2(outcome.contains(QStringLiteral("cannot be met")), qPrintable(outcome));
   QCOMPARE(window.timelineView()->plottedBudgetBytes(), static_cast<double>(budget));
@@ -370,7 +370,7 @@ void BudgetViewsTest::paretoClickSetsTheBudget() {
   QVERIFY(run);
   // The plan's point is marked where its recompute pass put it.
   QVERIFY(pareto->currentPoint(markedPeak, markedSeconds));
-  QCOMPARE(static_cast<double>(markedPeak), statOf(*run, "recompute", "peak_bytes"));
+  QCOMPARE(static_cast<double>(markedPeak), recomputeStat(*run, lathe::passes::RecomputePass::kPeakBytes));
   QVERIFY(markedPeak <= budget);
 }
 
@@ -386,7 +386,7 @@ void BudgetViewsTest::ledgerAddsUpToTheSavedBytes() {
   QVERIFY(run);
   lathe::views::SavedTensorLedgerModel* ledger = window.savedTensorModel();
   QVERIFY(ledger->rowCount() > 0);
-  QCOMPARE(static_cast<double>(ledger->totalBytes()), statOf(*run, "recompute", "saved_bytes"));
+  QCOMPARE(static_cast<double>(ledger->totalBytes()), recomputeStat(*run, lathe::passes::RecomputePass::kSavedBytes));
   QCOMPARE(ledger->data(ledger->index(0, lathe::views::SavedTensorLedgerModel::ReasonColumn)).toString(),
            QStringLiteral("kept: cheaper to keep than to recompute"));
 
@@ -431,7 +431,7 @@ void BudgetViewsTest::ledgerModelOnEveryTrainingCapture() {
   QVERIFY2(finished.first().first().toBool(), qPrintable(finished.first().at(1).toString()));
   const PlanRun& run = *session.planRun();
   QVERIFY(ledger.rowCount() > 0);
-  QCOMPARE(static_cast<double>(ledger.totalBytes()), statOf(run, "recompute", "saved_bytes"));
+  QCOMPARE(static_cast<double>(ledger.totalBytes()), recomputeStat(run, lathe::passes::RecomputePass::kSavedBytes));
   for (int row = 0; row < ledger.rowCount(); ++row) {
     const auto saved = ledger
                            .data(ledger.index(row, lathe::views::SavedTensorLedgerModel::SavedAtColumn),

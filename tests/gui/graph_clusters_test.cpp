@@ -18,8 +18,10 @@
 #include <set>
 
 #include "../../bench/gui/synthetic_graph.h"
+#include "hw/hw_profile.h"
 #include "io/artifact.h"
 #include "main_window.h"
+#include "passes/plan_target.h"
 #include "studio_process.h"
 #include "views/graph_view.h"
 #include "views/plan_session.h"
@@ -36,23 +38,24 @@ QString sample(const char* relative) {
   return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
 }
 
+// Clusters read no hardware; the targets here are on the studio's default one.
+std::shared_ptr<const lathe::passes::PlanTarget> targetOf(std::shared_ptr<const lathe::ir::Graph> graph) {
+  return std::make_shared<const lathe::passes::PlanTarget>(std::move(graph), "synthetic",
+                                                           lathe::hw::resolveHwProfile(lathe::passes::kDefaultHardware));
+}
+
 struct JointSample {
-  std::shared_ptr<const lathe::io::Artifact> artifact;
+  std::shared_ptr<const lathe::passes::PlanTarget> target;
   std::shared_ptr<const lathe::ir::Graph> graph;
-  QString id;
 };
 
+// The 4-layer Llama capture's joint graph.
 JointSample llamaJoint() {
   JointSample joint;
-  joint.artifact = std::make_shared<const lathe::io::Artifact>(
-      lathe::io::loadArtifact(sample("captures/llama3_8b_4l_train.log.gz").toStdString()));
-  for (const auto& listing : joint.artifact->graphs()) {
-    if (listing.kind == "aot_joint_graph") {
-      joint.graph = listing.graph;
-      joint.id = QString::fromStdString(listing.id);
-      break;
-    }
-  }
+  joint.target = std::make_shared<const lathe::passes::PlanTarget>(
+      lathe::io::loadArtifact(sample("captures/llama3_8b_4l_train.log.gz").toStdString()), "0/0:aot_joint_graph",
+      lathe::hw::resolveHwProfile(lathe::passes::kDefaultHardware));
+  joint.graph = joint.target->sharedGraph();
   return joint;
 }
 
@@ -96,11 +99,7 @@ class GraphClustersTest : public QObject {
 void GraphClustersTest::llamaLayersFoldIntoOneBox() {
   const JointSample joint = llamaJoint();
   QVERIFY(joint.graph);
-  const auto listings = joint.artifact->graphs();
-  const auto listing =
-      std::find_if(listings.begin(), listings.end(), [&](const auto& l) { return l.id == joint.id.toStdString(); });
-  const lathe::views::ClusterTree tree = lathe::views::buildClusterTree(
-      *joint.graph, lathe::views::groupNodes(*joint.graph, lathe::io::dynamoGraphOf(listings, *listing)));
+  const lathe::views::ClusterTree tree = lathe::views::buildClusterTree(*joint.target);
   // The Dynamo graph's names make the AOT primals parameters (the joint graph alone says user input).
   QCOMPARE(static_cast<int>(std::count(tree.role.begin(), tree.role.end(), lathe::ir::Role::Parameter)), 39);
   // One fold of the four layers in the forward, one in the backward cluster.
@@ -130,7 +129,7 @@ void GraphClustersTest::expandAndCollapse() {
   GraphView view;
   view.resize(1400, 900);
   view.show();
-  view.setGraph(joint.graph, joint.id, joint.artifact);
+  view.setGraph(joint.target);
   QVERIFY(waitForLayout(view));
   const lathe::views::ClusterTree& tree = *view.clusters();
   const size_t nodesFolded = view.layout()->nodes.size();
@@ -188,7 +187,7 @@ void GraphClustersTest::searchJumpOpensTheLayer() {
   view.resize(1400, 900);
   view.show();
   QSignalSpy selected(&view, &GraphView::nodeSelected);
-  view.setGraph(joint.graph, joint.id, joint.artifact);
+  view.setGraph(joint.target);
   QVERIFY(waitForLayout(view));
   const lathe::views::ClusterTree& tree = *view.clusters();
   // An mm of layer 3, hidden in the fold.
@@ -282,7 +281,7 @@ void GraphClustersTest::exportWritesReadableFiles() {
   GraphView view;
   view.resize(1400, 900);
   view.show();
-  view.setGraph(joint.graph, joint.id, joint.artifact);
+  view.setGraph(joint.target);
   QVERIFY(waitForLayout(view));
   QTemporaryDir dir;
   const QString svgPath = dir.filePath(QStringLiteral("graph.svg"));
@@ -319,7 +318,7 @@ void GraphClustersTest::syntheticHundredThousandNodesLayOut() {
   GraphView view;
   view.resize(1400, 900);
   view.show();
-  view.setGraph(graph, QStringLiteral("synthetic"));
+  view.setGraph(targetOf(graph));
   QVERIFY(waitForLayout(view));
   const lathe::views::ClusterTree& tree = *view.clusters();
   QVERIFY(boxTitled(*view.layout(), "model.layers \u00d7 99") != nullptr);
@@ -334,7 +333,8 @@ void GraphClustersTest::syntheticHundredThousandNodesLayOut() {
 
 void GraphClustersTest::flatGraphIsCutIntoRuns() {
   // A chain of 4000 adds with no module path: eight runs of 500 nodes, drawn as eight boxes.
-  lathe::ir::Graph graph;
+  const auto built = std::make_shared<lathe::ir::Graph>();
+  lathe::ir::Graph& graph = *built;
   lathe::ir::Node input;
   input.kind = lathe::ir::NodeKind::Placeholder;
   input.name = graph.intern("x");
@@ -354,7 +354,7 @@ void GraphClustersTest::flatGraphIsCutIntoRuns() {
   graph.finalize();
 
   const lathe::views::ClusterTree tree =
-      lathe::views::buildClusterTree(graph, lathe::views::groupNodes(graph, nullptr));
+      lathe::views::buildClusterTree(*targetOf(built));
   QCOMPARE(tree.clusters.size(), size_t{9});
   QVERIFY(tree.clusters[lathe::views::kRootCluster].nodes.empty());
   QCOMPARE(tree.clusters[1].title, std::string("x \u2026 add_498"));

@@ -20,6 +20,8 @@
 #include "io/artifact.h"
 #include "main_window.h"
 #include "studio_process.h"
+#include "hw/hw_profile.h"
+#include "passes/plan_target.h"
 #include "views/graph_clusters.h"
 #include "views/graph_nodes_model.h"
 #include "views/node_inspector.h"
@@ -50,7 +52,7 @@ void checkEveryGraph(const QString& path) {
     QElapsedTimer timer;
     timer.start();
     const lathe::views::ClusterTree tree = lathe::views::buildClusterTree(
-        graph, lathe::views::groupNodes(graph, lathe::io::dynamoGraphOf(listings, listing)));
+        lathe::passes::PlanTarget(artifact, listing.id, lathe::hw::resolveHwProfile(lathe::passes::kDefaultHardware)));
     lathe::views::ExpansionState open;
     open.expanded.assign(tree.clusters.size(), 1);
     open.unfolded.assign(tree.folds.size(), 1);

@@ -29,12 +29,12 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "analysis/graph_inputs.h"
 #include "io/artifact.h"
 #include "language.h"
 #include "kernels/cuda_codegen.h"
 #include "main_window.h"
 #include "passes/plan_builder.h"
+#include "passes/plan_target.h"
 #include "plan/plan_bind.h"
 #include "plan/plan_bundle.h"
 #include "studio_process.h"
@@ -71,21 +71,9 @@ const std::string kPipeline =
 // without the studio; `artifact` is what the bundle names as its capture.
 plan::PlanBundle writeBundle(const QString& capture, const std::string& hardware, const std::string& pipeline,
                              const QString& path, const std::string& artifact) {
-  const lathe::io::Artifact loaded = lathe::io::loadArtifact(capture.toStdString(), {});
-  const std::vector<lathe::io::GraphListing> graphs = loaded.graphs();
-  const auto listing = std::find_if(graphs.begin(), graphs.end(),
-                                    [](const lathe::io::GraphListing& g) { return g.id == kJointGraph; });
-  if (listing == graphs.end()) qFatal("no %s in %s", kJointGraph.c_str(), qPrintable(capture));
-  const lathe::analysis::GraphInputs inputs =
-      lathe::analysis::inferGraphInputs(*listing->graph, lathe::io::dynamoGraphOf(graphs, *listing));
-  const lathe::hw::HwProfile hw = lathe::hw::resolveHwProfile(hardware);
-  const lathe::Progress progress;
-  const lathe::passes::PassContext context{*listing->graph,
-                                           inputs,
-                                           hw,
-                                           lathe::ir::OpRegistry::global(),
-                                           progress,
-                                           lathe::io::compiledByInductor(graphs, *listing)};
+  const lathe::passes::PlanTarget target(lathe::io::loadArtifact(capture.toStdString(), {}), kJointGraph,
+                                         lathe::hw::resolveHwProfile(hardware));
+  const lathe::passes::PassContext context = target.context();
   const auto run = lathe::passes::runPipeline(context, lathe::passes::parsePipeline(pipeline));
   const plan::PlanBundle bundle = lathe::passes::buildPlanBundle(context, run, artifact, kJointGraph);
   plan::writePlan(path.toStdString(), bundle);
@@ -194,7 +182,7 @@ void PlanFilesTest::openedPlanShowsItsGraphPipelineTargetAndFigures() {
   QCOMPARE(run->pipeline.toStdString(), bundle.pipeline);
   QCOMPARE(window.pipelinePanel()->pipelineText().toStdString(), bundle.pipeline);
   QCOMPARE(session->hardware(), QStringLiteral("h100"));
-  QVERIFY(run->basis->hw == bundle.hardware);
+  QVERIFY(run->target->hardware() == bundle.hardware);
   QCOMPARE(window.findChild<QComboBox*>(QStringLiteral("targetGpu"))->currentData().toString(), QStringLiteral("h100"));
   QCOMPARE(session->currentStep(), run->stepCount() - 1);
   QCOMPARE(window.planFile(), path);
@@ -286,7 +274,7 @@ void PlanFilesTest::planOnACustomTargetIsPlannedOnIt() {
   window.show();
   QVERIFY(openPlan(window, [&] { window.openPath(path); }));
   const auto run = window.planSession()->planRun();
-  QVERIFY(run->basis->hw == custom);
+  QVERIFY(run->target->hardware() == custom);
   QCOMPARE(run->hardware, QStringLiteral("H200 at half bandwidth"));
   QVERIFY(window.planSession()->hardware().endsWith(QStringLiteral("/half_h200.json")));
   QCOMPARE(window.findChild<QComboBox*>(QStringLiteral("targetGpu"))->currentText(), QStringLiteral("half_h200.json"));
@@ -325,9 +313,8 @@ void PlanFilesTest::planOfAnotherGraphIsRefused() {
   const plan::PlanBundle bundle = writeBundle(kFullTrain, "h200", "split,fusion", path, kTinyTrain.toStdString());
   const lathe::io::Artifact tiny = lathe::io::loadArtifact(kTinyTrain.toStdString(), {});
   const std::vector<lathe::io::GraphListing> graphs = tiny.graphs();
-  const auto listing = std::find_if(graphs.begin(), graphs.end(),
-                                    [](const lathe::io::GraphListing& g) { return g.id == kJointGraph; });
-  QVERIFY(listing != graphs.end());
+  const lathe::io::GraphListing* listing = lathe::io::findGraph(graphs, kJointGraph);
+  QVERIFY(listing != nullptr);
   const QString captureFingerprint = QString::fromStdString(plan::graphFingerprint(*listing->graph));
   const QString planFingerprint = QString::fromStdString(bundle.fingerprint);
   QVERIFY(captureFingerprint != planFingerprint);
@@ -427,7 +414,7 @@ void PlanFilesTest::savedPlanReadsBackWithTheSessionsDecisions() {
   QCOMPARE(back.artifact, std::filesystem::absolute(kTinyTrain.toStdString()).string());
   QCOMPARE(back.fingerprint, plan::graphFingerprint(*run->graph));
   QCOMPARE(back.pipeline, kPipeline);
-  QVERIFY(back.hardware == run->basis->hw);
+  QVERIFY(back.hardware == run->target->hardware());
   // Bound to the session's graph, the bundle decides what the session does.
   const plan::BoundPlan bound = plan::bind(back, *run->graph, path.toStdString());
   QCOMPARE(lathe::views::differingDecisions(bound.state, state), QStringList());

@@ -12,9 +12,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "analysis/graph_inputs.h"
 #include "io/artifact.h"
 #include "main_window.h"
+#include "passes/pipeline.h"
+#include "passes/plan_builder.h"
+#include "passes/plan_target.h"
 #include "studio_process.h"
 #include "views/memory_timeline_view.h"
 #include "views/node_inspector.h"
@@ -41,22 +43,9 @@ bool openAndPlan(MainWindow& window, const QString& path) {
 
 // The peak `lathe plan` finds for the final state of `pipeline` on a graph, computed here on its own.
 uint64_t plannedPeak(const QString& path, const std::string& graphId, const std::string& pipeline) {
-  const lathe::io::Artifact artifact = lathe::io::loadArtifact(path.toStdString(), {});
-  const std::vector<lathe::io::GraphListing> graphs = artifact.graphs();
-  const lathe::io::GraphListing* listing = nullptr;
-  for (const auto& g : graphs) {
-    if (g.id == graphId) listing = &g;
-  }
-  if (!listing) return 0;
-  const lathe::ir::Graph* dynamo = lathe::io::dynamoGraphOf(graphs, *listing);
-  const lathe::analysis::GraphInputs inputs = lathe::analysis::inferGraphInputs(*listing->graph, dynamo);
-  const lathe::hw::HwProfile hw = lathe::hw::resolveHwProfile("h200");
-  const lathe::passes::PassContext context{*listing->graph,
-                                           inputs,
-                                           hw,
-                                           lathe::ir::OpRegistry::global(),
-                                           {},
-                                           lathe::io::compiledByInductor(graphs, *listing)};
+  const lathe::passes::PlanTarget target(lathe::io::loadArtifact(path.toStdString(), {}), graphId,
+                                         lathe::hw::resolveHwProfile(std::string(lathe::passes::kDefaultHardware)));
+  const lathe::passes::PassContext context = target.context();
   const auto run = lathe::passes::runPipeline(context, lathe::passes::parsePipeline(pipeline));
   return lathe::passes::plannedStep(context, run.finalState()).timeline.peakBytes;
 }

@@ -19,6 +19,8 @@
 #include "io/fx_text.h"
 #include "ir/op_info.h"
 #include "passes/fusion.h"
+#include "passes/pipeline.h"
+#include "passes/plan_target.h"
 #include "passes/split.h"
 #include "sample_graphs.h"
 
@@ -26,11 +28,9 @@ using namespace lathe;
 
 namespace {
 
-plan::PlanState fused(const ir::Graph& graph, const analysis::GraphInputs& inputs) {
-  const hw::HwProfile hw;
-  const passes::PassContext context{graph, inputs, hw, ir::OpRegistry::global(), {}};
-  const passes::PassResult split = passes::SplitPass().run(context, plan::PlanState::empty(graph.size()), {});
-  return passes::FusionPass().run(context, split.state, passes::PassOptions()).state;
+plan::PlanState fused(const std::shared_ptr<const ir::Graph>& graph, const analysis::GraphInputs& inputs) {
+  const passes::PlanTarget target(graph, "test", inputs, hw::HwProfile{});
+  return passes::runPipeline(target.context(), passes::parsePipeline("split,fusion")).finalState();
 }
 
 struct SampleCase {
@@ -43,7 +43,7 @@ class SampleKernels : public ::testing::TestWithParam<SampleCase> {};
 TEST_P(SampleKernels, EveryGroupIsGeneratedOrRefusedWithAReason) {
   const SampleCase& c = GetParam();
   const lathe::testing::SampleGraph sample = lathe::testing::loadSampleGraph(c.sample, c.graph);
-  const plan::PlanState state = fused(*sample.graph, sample.inputs);
+  const plan::PlanState state = fused(sample.graph, sample.inputs);
   const kernels::KernelSet set = kernels::generateKernels(*sample.graph, state);
   ASSERT_FALSE(state.groups.empty());
   EXPECT_EQ(set.kernels.size() + set.notGenerated.size(), state.groups.size());
@@ -84,7 +84,7 @@ TEST_P(SampleKernels, EveryGroupIsGeneratedOrRefusedWithAReason) {
 TEST_P(SampleKernels, SamePlanGivesByteIdenticalSources) {
   const SampleCase& c = GetParam();
   const lathe::testing::SampleGraph sample = lathe::testing::loadSampleGraph(c.sample, c.graph);
-  const plan::PlanState state = fused(*sample.graph, sample.inputs);
+  const plan::PlanState state = fused(sample.graph, sample.inputs);
   const kernels::KernelSet a = kernels::generateKernels(*sample.graph, state);
   const kernels::KernelSet b = kernels::generateKernels(*sample.graph, state);
   ASSERT_EQ(a.kernels.size(), b.kernels.size());
@@ -103,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(SampleKernels, RmsNormIsOneRowReductionWithItsEpilogue) {
   const lathe::testing::SampleGraph sample =
       lathe::testing::loadSampleGraph("captures/llama3_8b_2l_train.log.gz", "0/0:aot_joint_graph");
-  const plan::PlanState state = fused(*sample.graph, sample.inputs);
+  const plan::PlanState state = fused(sample.graph, sample.inputs);
   const kernels::KernelSet set = kernels::generateKernels(*sample.graph, state);
   const kernels::GeneratedKernel* rms = nullptr;
   for (const kernels::GeneratedKernel& k : set.kernels) {
@@ -125,7 +125,7 @@ TEST(SampleKernels, NormalizationGroupsOfExportedProgramsAreGenerated) {
   for (const auto& [sample, normalizations] :
        {std::pair{"pt2/gpt2_tiny.pt2", 5}, std::pair{"pt2/mixtral_2l_tiny.pt2", 2}}) {
     const lathe::testing::SampleGraph g = lathe::testing::loadSampleGraph(sample, "model:exported_program");
-    const plan::PlanState state = fused(*g.graph, g.inputs);
+    const plan::PlanState state = fused(g.graph, g.inputs);
     const kernels::KernelSet set = kernels::generateKernels(*g.graph, state);
     int generated = 0;
     for (const kernels::GeneratedKernel& k : set.kernels) {
@@ -753,7 +753,8 @@ TEST(HostileInput, TenThousandNodeChainInGroupsOfFourThousandIsGeneratedWithoutD
   const auto graph = parse(chainText(10'000));
   const analysis::GraphInputs inputs = analysis::inferGraphInputs(*graph, nullptr);
   const hw::HwProfile hw;
-  const passes::PassContext context{*graph, inputs, hw, ir::OpRegistry::global(), {}};
+  const passes::PlanTarget target{graph, "test", inputs, hw};
+  const passes::PassContext context = target.context();
   const passes::PassResult split = passes::SplitPass().run(context, plan::PlanState::empty(graph->size()), {});
   const plan::PlanState state =
       passes::FusionPass()
@@ -862,7 +863,7 @@ TEST(HostileInput, RandomlyEditedGroupsOfACaptureNeverThrow) {
   const lathe::testing::SampleGraph sample =
       lathe::testing::loadSampleGraph("captures/gpt2_tiny_train.log.gz", "1/0_1:aot_joint_graph");
   const ir::Graph& graph = *sample.graph;
-  const plan::PlanState planned = fused(graph, sample.inputs);
+  const plan::PlanState planned = fused(sample.graph, sample.inputs);
   ASSERT_FALSE(planned.groups.empty());
   std::mt19937 rng(17);
   auto anyNode = [&] { return static_cast<ir::NodeId>(rng() % graph.size()); };

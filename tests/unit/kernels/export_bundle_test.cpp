@@ -28,6 +28,7 @@
 #include "sample_graphs.h"
 #include "temp_dir.h"
 #include "util/diagnostics.h"
+#include "passes/plan_target.h"
 
 using namespace lathe;
 namespace fs = std::filesystem;
@@ -99,7 +100,8 @@ struct Exported {
 Exported generate(const std::string& sample, const std::string& graphId) {
   const lathe::testing::SampleGraph g = lathe::testing::loadSampleGraph(sample, graphId);
   const hw::HwProfile hw;
-  const passes::PassContext context{*g.graph, g.inputs, hw, ir::OpRegistry::global(), {}};
+  const passes::PlanTarget target{g.graph, "test", g.inputs, hw};
+  const passes::PassContext context = target.context();
   const passes::PassResult split = passes::SplitPass().run(context, plan::PlanState::empty(g.graph->size()), {});
   Exported out;
   out.graph = g.graph;

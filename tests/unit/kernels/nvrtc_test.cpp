@@ -25,6 +25,7 @@
 #include "temp_dir.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
+#include "passes/plan_target.h"
 
 using namespace lathe;
 namespace fs = std::filesystem;
@@ -274,7 +275,8 @@ struct Generated {
 Generated generate(const std::string& sample, const std::string& graphId) {
   const lathe::testing::SampleGraph g = lathe::testing::loadSampleGraph(sample, graphId);
   const hw::HwProfile hw;
-  const passes::PassContext context{*g.graph, g.inputs, hw, ir::OpRegistry::global(), {}};
+  const passes::PlanTarget target{g.graph, "test", g.inputs, hw};
+  const passes::PassContext context = target.context();
   const passes::PassResult split = passes::SplitPass().run(context, plan::PlanState::empty(g.graph->size()), {});
   const plan::PlanState state = passes::FusionPass().run(context, split.state, passes::PassOptions()).state;
   return {kernels::generateKernels(*g.graph, state), state.groups.size()};

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 
-#include "analysis/cost_model.h"
 #include "analysis/joint.h"
 #include "hw/hw_profile.h"
+#include "passes/pipeline.h"
+#include "passes/plan_target.h"
 #include "passes/recompute.h"
 #include "sample_graphs.h"
 #include "util/diagnostics.h"
@@ -38,25 +40,22 @@ class OffloadCapture : public ::testing::TestWithParam<Capture> {
  protected:
   void SetUp() override {
     g_ = loadSampleGraph(GetParam().sample, std::string(GetParam().compile) + ":aot_joint_graph");
-    joint_ = analysis::analyzeJoint(*g_.graph);
-    ASSERT_TRUE(joint_.joint);
-    seconds_ = analysis::nodeSeconds(*g_.graph, hw_);
-    cost_ = recomputeSeconds(context());
+    target_.emplace(g_.graph, "aot_joint_graph", g_.inputs, hw::resolveHwProfile("h200"));
+    ASSERT_TRUE(joint().joint);
   }
-  [[nodiscard]] PassContext context() const { return {*g_.graph, g_.inputs, hw_, ir::OpRegistry::global(), {}}; }
+  [[nodiscard]] PassContext context() const { return target_->context(); }
+  [[nodiscard]] const analysis::JointInfo& joint() const { return target_->joint(); }
   [[nodiscard]] RecomputeEvaluation evaluate(const std::vector<ir::NodeId>& saved, bool offload) const {
     const ActivationOffloadOptions options;
-    return evaluateSavedSet(context(), joint_, saved, seconds_, cost_, offload ? &options : nullptr);
+    return evaluateSavedSet(context(), saved, offload ? &options : nullptr);
   }
 
   SampleGraph g_;
-  analysis::JointInfo joint_;
-  hw::HwProfile hw_ = hw::resolveHwProfile("h200");
-  std::vector<double> seconds_, cost_;
+  std::optional<PlanTarget> target_;
 };
 
 TEST_P(OffloadCapture, OffloadedValuesAreSavedAndTheirCopiesHideInsideTheirPhase) {
-  const plan::RecomputeDecision decision = heuristicPolicy(*g_.graph, joint_, ir::OpRegistry::global());
+  const plan::RecomputeDecision decision = heuristicPolicy(*g_.graph, joint(), ir::OpRegistry::global());
   const RecomputeEvaluation eval = evaluate(decision.saved, true);
   ASSERT_TRUE(eval.activationOffload.has_value());
   const plan::ActivationOffloadDecision& offload = *eval.activationOffload;
@@ -67,7 +66,7 @@ TEST_P(OffloadCapture, OffloadedValuesAreSavedAndTheirCopiesHideInsideTheirPhase
   for (size_t i = 0; i < schedule.nodes.size(); ++i) {
     const ir::NodeId id = schedule.nodes[i];
     const bool recomputation = i >= schedule.backwardStart && eval.partition.inForward[id];
-    start[i + 1] = start[i] + (recomputation ? cost_[id] : seconds_[id]);
+    start[i + 1] = start[i] + (recomputation ? target_->recomputeCost()[id] : target_->nodeSeconds()[id]);
   }
   const double backwardBegins = start[schedule.backwardStart];
   const std::set<ir::NodeId> saved(eval.partition.saved.begin(), eval.partition.saved.end());
@@ -101,8 +100,8 @@ TEST_P(OffloadCapture, OffloadedValuesAreSavedAndTheirCopiesHideInsideTheirPhase
 }
 
 TEST_P(OffloadCapture, TheGpuTimelineNeverRisesAtAnyStep) {
-  for (const plan::RecomputeDecision& decision : {torchPolicy(*g_.graph, joint_, g_.inputs),
-                                                  heuristicPolicy(*g_.graph, joint_, ir::OpRegistry::global())}) {
+  for (const plan::RecomputeDecision& decision : {torchPolicy(*g_.graph, joint(), g_.inputs),
+                                                  heuristicPolicy(*g_.graph, joint(), ir::OpRegistry::global())}) {
     const RecomputeEvaluation kept = evaluate(decision.saved, false);
     const RecomputeEvaluation offloaded = evaluate(decision.saved, true);
     ASSERT_EQ(kept.timeline.total.size(), offloaded.timeline.total.size());
@@ -118,22 +117,17 @@ TEST_P(OffloadCapture, TheGpuTimelineNeverRisesAtAnyStep) {
 
 TEST_P(OffloadCapture, BudgetPolicyWithOffloadNeverRecomputesMore) {
   const PassContext ctx = context();
-  const BudgetFrontier frontier = solveBudgetFrontier(ctx, joint_);
+  const BudgetFrontier frontier = solveBudgetFrontier(ctx);
   const ActivationOffloadOptions options;
   for (size_t i = 0; i < frontier.points.size(); i += std::max<size_t>(1, frontier.points.size() / 4)) {
     const uint64_t budget = frontier.points[i].peakBytes;
-    auto stat = [](const PassResult& r, std::string_view name) {
-      for (const PassStat& s : r.stats) {
-        if (s.name == name) return s.value;
-      }
-      return -1.0;
-    };
     const plan::PlanState empty = plan::PlanState::empty(g_.graph->size());
-    const PassResult without = budgetRecompute(ctx, joint_, frontier, budget, empty);
-    const PassResult with = budgetRecompute(ctx, joint_, frontier, budget, empty, &options);
-    EXPECT_EQ(stat(with, "budget_met"), 1.0);
-    EXPECT_LE(stat(with, "peak_bytes"), static_cast<double>(budget));
-    EXPECT_LE(stat(with, "recompute_seconds"), stat(without, "recompute_seconds") * (1 + 1e-9));
+    const PassResult without = budgetRecompute(ctx, frontier, budget, empty);
+    const PassResult with = budgetRecompute(ctx, frontier, budget, empty, &options);
+    using P = RecomputePass;
+    EXPECT_EQ(with.stat(P::kBudgetMet), 1.0);
+    EXPECT_LE(with.stat(P::kPeakBytes).value_or(-1), static_cast<double>(budget));
+    EXPECT_LE(with.stat(P::kRecomputeSeconds).value_or(-1), without.stat(P::kRecomputeSeconds).value_or(-1) * (1 + 1e-9));
     ASSERT_TRUE(with.state.activationOffload.has_value());
     EXPECT_FALSE(without.state.activationOffload.has_value());
   }
@@ -151,7 +145,8 @@ INSTANTIATE_TEST_SUITE_P(Samples, OffloadCapture, ::testing::ValuesIn(kCaptures)
 TEST(ActivationOffload, OptionsAreChecked) {
   const SampleGraph g = loadSampleGraph("captures/llama3_8b_2l_tiny_train.log.gz", "0/0:aot_joint_graph");
   const hw::HwProfile hw = hw::resolveHwProfile("h200");
-  const PassContext ctx{*g.graph, g.inputs, hw, ir::OpRegistry::global(), {}};
+  const PlanTarget target(g.graph, "aot_joint_graph", g.inputs, hw);
+  const PassContext ctx = target.context();
   const RecomputePass pass;
   const plan::PlanState empty = plan::PlanState::empty(g.graph->size());
   for (const std::map<std::string, std::string>& bad : std::vector<std::map<std::string, std::string>>{
@@ -161,7 +156,7 @@ TEST(ActivationOffload, OptionsAreChecked) {
            {{"policy", "torch"}, {"offload", "true"}, {"offload_link", "1.5"}},
            {{"policy", "torch"}, {"offload_link", "0.5"}}}) {
     try {
-      (void)pass.run(ctx, empty, PassOptions(bad));
+      checkPipeline(std::vector<PipelineStep>{{"recompute", PassOptions(bad)}}, &target);
       ADD_FAILURE() << "accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::Usage) << e.what();

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -18,6 +20,8 @@
 #include "io/artifact.h"
 #include "io/fx_text.h"
 #include "ir/op_info.h"
+#include "passes/pipeline.h"
+#include "passes/plan_target.h"
 #include "passes/split.h"
 
 namespace fs = std::filesystem;
@@ -31,23 +35,25 @@ struct Planned {
   passes::PassResult split, fusion;
 };
 
+// split (unless left out) and fusion as a pipeline runs them, on a graph the caller keeps alive.
 Planned runPasses(const ir::Graph& graph, const analysis::GraphInputs& inputs, const ir::OpRegistry& ops,
                   std::map<std::string, std::string> fusionOptions = {}, bool split = true) {
-  const hw::HwProfile hw;
-  const passes::PassContext context{graph, inputs, hw, ops, {}};
+  const passes::PlanTarget target(std::shared_ptr<const ir::Graph>(std::shared_ptr<const ir::Graph>(), &graph), "test",
+                                  inputs, hw::HwProfile{}, ops);
+  std::vector<passes::PipelineStep> steps;
+  if (split) steps.push_back({"split", {}});
+  steps.push_back({"fusion", passes::PassOptions(std::move(fusionOptions))});
+  passes::PipelineRun run = passes::runPipeline(target.context(), steps);
   Planned out;
-  out.split = split ? passes::SplitPass().run(context, plan::PlanState::empty(graph.size()), {})
-                    : passes::PassResult{plan::PlanState::empty(graph.size()), {}, {}};
-  out.fusion = passes::FusionPass().run(context, out.split.state, passes::PassOptions(std::move(fusionOptions)));
+  out.split = split ? run.history.front().result : passes::PassResult{run.initial, {}, {}};
+  out.fusion = std::move(run.history.back().result);
   return out;
 }
 
-double stat(const passes::PassResult& result, std::string_view name) {
-  for (const passes::PassStat& s : result.stats) {
-    if (s.name == name) return s.value;
-  }
-  ADD_FAILURE() << "no stat " << name;
-  return -1;
+double stat(const passes::PassResult& result, const passes::StatKey& key) {
+  const std::optional<double> value = result.stat(key);
+  if (!value) ADD_FAILURE() << "no stat " << key.name;
+  return value.value_or(-1);
 }
 
 // Convex by definition: no node outside the set is both reachable from it and reaching into it.
@@ -280,11 +286,11 @@ TEST(Fusion, EveryForwardAndInferenceGraphOfTheSamples) {
       expectValidGroups(graph, ops, first.fusion.state, 64);
       EXPECT_EQ(first.fusion.state.piece, first.split.state.piece);  // fusion keeps the other layers
       EXPECT_EQ(first.fusion.diff.size(), first.fusion.state.groups.size());
-      EXPECT_LT(stat(first.fusion, "kernels_after"), stat(first.fusion, "kernels_before"));
-      EXPECT_GT(stat(first.fusion, "saved_bytes"), 0);
+      EXPECT_LT(stat(first.fusion, passes::FusionPass::kKernelsAfter), stat(first.fusion, passes::FusionPass::kKernelsBefore));
+      EXPECT_GT(stat(first.fusion, passes::FusionPass::kTrafficRemoved), 0);
       size_t fused = 0;
       for (const plan::FusionGroup& group : first.fusion.state.groups) fused += group.nodes.size();
-      EXPECT_EQ(stat(first.fusion, "fused_nodes"), static_cast<double>(fused));
+      EXPECT_EQ(stat(first.fusion, passes::FusionPass::kFusedNodes), static_cast<double>(fused));
       expectSamePlan(first.fusion, runPasses(graph, inputs, ops).fusion);
       ++graphs;
       trainingGraphs += listing.kind == "aot_forward_graph" ? 1 : 0;
@@ -371,10 +377,10 @@ TEST(Fusion, Options) {
   const Planned wide = runPasses(*forward, inputs, ops);
   const Planned narrow = runPasses(*forward, inputs, ops, {{"max_nodes", "3"}});
   expectValidGroups(*forward, ops, narrow.fusion.state, 3);
-  EXPECT_GT(stat(narrow.fusion, "kernels_after"), stat(wide.fusion, "kernels_after"));
+  EXPECT_GT(stat(narrow.fusion, passes::FusionPass::kKernelsAfter), stat(wide.fusion, passes::FusionPass::kKernelsAfter));
   const Planned none = runPasses(*forward, inputs, ops, {{"max_nodes", "1"}});
   EXPECT_TRUE(none.fusion.state.groups.empty());
-  EXPECT_EQ(stat(none.fusion, "kernels_after"), stat(none.fusion, "kernels_before"));
+  EXPECT_EQ(stat(none.fusion, passes::FusionPass::kKernelsAfter), stat(none.fusion, passes::FusionPass::kKernelsBefore));
   for (const auto& [key, value] : std::map<std::string, std::string>{
            {"max_nodes", "0"}, {"max_nodes", "2.5"}, {"max_nodes", "many"}, {"max_node", "8"}}) {
     try {
@@ -436,5 +442,5 @@ TEST(Fusion, LongViewChainsInsideAGroupAreWalkedWithoutRecursion) {
   ASSERT_EQ(planned.fusion.state.groups.size(), 1u);
   EXPECT_EQ(planned.fusion.state.groups[0].nodes.size(), 4002u);
   // The add's value is neither stored nor read back (through the views) by the mul.
-  EXPECT_EQ(stat(planned.fusion, "saved_bytes"), 2 * 64.0 * 4);
+  EXPECT_EQ(stat(planned.fusion, passes::FusionPass::kTrafficRemoved), 2 * 64.0 * 4);
 }

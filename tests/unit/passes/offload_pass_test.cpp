@@ -7,6 +7,7 @@
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
 #include "sample_graphs.h"
+#include "passes/plan_target.h"
 
 namespace lathe::passes {
 namespace {
@@ -22,7 +23,8 @@ class OffloadOnCapture : public ::testing::TestWithParam<Case> {};
 TEST_P(OffloadOnCapture, WeightsNeverExceedTheBudgetOnTheTimeline) {
   const testing::SampleGraph g = testing::loadSampleGraph(GetParam().sample, GetParam().graph);
   const hw::HwProfile hw = hw::resolveHwProfile("h200");
-  const PassContext context{*g.graph, g.inputs, hw, ir::OpRegistry::global(), {}};
+  const PlanTarget target{g.graph, "test", g.inputs, hw};
+  const PassContext context = target.context();
   const PipelineRun run = runPipeline(context, parsePipeline(GetParam().pipeline));
   const plan::PlanState& state = run.finalState();
   ASSERT_TRUE(state.offload.has_value());

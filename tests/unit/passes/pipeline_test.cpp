@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -18,6 +19,12 @@
 #include "hw/hw_profile.h"
 #include "io/fx_text.h"
 #include "ir/op_info.h"
+#include "passes/activation_offload.h"
+#include "passes/fusion.h"
+#include "passes/offload_pass.h"
+#include "passes/plan_target.h"
+#include "passes/recompute.h"
+#include "passes/split.h"
 #include "util/diagnostics.h"
 
 namespace lathe::passes {
@@ -67,16 +74,16 @@ TEST(ParsePipeline, SeveralPassesWithOptionsAndSpaces) {
   expectStep(steps[1], "fusion", {{"max_nodes", "32"}});
   expectStep(steps[2], "recompute", {{"policy", "budget"}, {"memory", "40GiB"}});
   expectStep(steps[3], "offload", {{"policy", "heuristic"}, {"resident", "0.3"}});
-  EXPECT_EQ(steps[2].options.bytes("memory", 0), 40 * kGiB);
-  EXPECT_DOUBLE_EQ(steps[3].options.number("resident", 0), 0.3);
+  EXPECT_EQ(steps[2].options.bytes(RecomputePass::kMemory), 40 * kGiB);
+  EXPECT_DOUBLE_EQ(steps[3].options.number(OffloadPass::kResident), 0.3);
 }
 
 TEST(ParsePipeline, ValuesTakeNumbersSizesAndPaths) {
   const std::vector<PipelineStep> steps =
       parsePipeline("recompute(memory=1.5e9),recompute(memory=2e+9),recompute(policy=file,path=plans/run-1.json)");
   ASSERT_EQ(steps.size(), 3u);
-  EXPECT_EQ(steps[0].options.bytes("memory", 0), 1'500'000'000u);
-  EXPECT_EQ(steps[1].options.bytes("memory", 0), 2'000'000'000u);
+  EXPECT_EQ(steps[0].options.bytes(RecomputePass::kMemory), 1'500'000'000u);
+  EXPECT_EQ(steps[1].options.bytes(RecomputePass::kMemory), 2'000'000'000u);
   expectStep(steps[2], "recompute", {{"policy", "file"}, {"path", "plans/run-1.json"}});
 }
 
@@ -110,7 +117,7 @@ TEST(FormatPipeline, CanonicalTextParsesBackToItself) {
       "split",
       " split , fusion ",
       "split,fusion,recompute(policy=torch)",
-      "fusion(max_nodes=8),recompute(path=a/b.json,policy=file),offload(resident=0.3,policy=heuristic)",
+      "split,fusion(max_nodes=8),recompute(path=a/b.json,policy=file),offload(resident=0.3,policy=heuristic)",
       "recompute(policy=budget,memory=1.5e9)",
   };
   for (const std::string& text : texts) {
@@ -119,8 +126,8 @@ TEST(FormatPipeline, CanonicalTextParsesBackToItself) {
     EXPECT_EQ(canonical.find(' '), std::string::npos) << canonical;
   }
   EXPECT_EQ(formatPipeline(parsePipeline(" split , fusion ")), "split,fusion");
-  EXPECT_EQ(formatPipeline(parsePipeline("offload(resident=0.3,policy=heuristic)")),
-            "offload(policy=heuristic,resident=0.3)");
+  EXPECT_EQ(formatPipeline(parsePipeline("split,offload(resident=0.3,policy=heuristic)")),
+            "split,offload(policy=heuristic,resident=0.3)");
 }
 
 TEST(ParseByteSize, UnitsScalesAndSpaces) {
@@ -151,71 +158,101 @@ TEST(ParseByteSize, RejectsWhatIsNotASize) {
   }
 }
 
-TEST(PassOptions, TypedReadsRejectBadTextAsUsageErrors) {
-  const PassOptions options(Options{{"memory", "40GB"}, {"resident", "lots"}, {"units", "maybe"}});
-  EXPECT_EQ(options.bytes("memory", 0), 40'000'000'000u);
-  EXPECT_EQ(options.bytes("absent", 7), 7u);
-  for (const auto& read : std::vector<std::function<void()>>{
-           [&] { (void)options.number("resident", 0); },
-           [&] { (void)options.bytes("resident", 0); },
-           [&] { (void)options.flag("units", true); },
-       }) {
-    try {
-      read();
-      ADD_FAILURE() << "accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::Usage);
-    }
-  }
-}
-
-TEST(PassOptions, RequireKnownRejectsTypos) {
-  const PassOptions good(Options{{"policy", "torch"}, {"memory", "40GiB"}});
-  EXPECT_NO_THROW(good.requireKnown("recompute", {"policy", "memory", "path"}));
-  const PassOptions typo(Options{{"polcy", "torch"}});
+TEST(PassOptions, TypedReadsTakeTheGivenValueElseTheDeclaredDefault) {
+  const PassOptions options(Options{{"memory", "40GB"}, {"max_nodes", "32"}});
+  EXPECT_EQ(options.bytes(RecomputePass::kMemory), 40'000'000'000u);
+  EXPECT_DOUBLE_EQ(options.number(FusionPass::kMaxNodes), 32);
+  EXPECT_EQ(options.text(RecomputePass::kPolicy), "torch");
+  EXPECT_TRUE(options.flag(SplitPass::kUnits));
+  EXPECT_EQ(options.bytes(RecomputePass::kOffloadMin), kMiB);
+  EXPECT_FALSE(options.has(OffloadPass::kResident));
+  // A spec read as another type is our bug, not the user's.
   try {
-    typo.requireKnown("recompute", {"policy", "memory", "path"});
-    ADD_FAILURE() << "accepted a typo";
+    (void)options.flag(RecomputePass::kMemory);
+    ADD_FAILURE() << "read a byte size as a flag";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::Usage);
-    const std::string message = e.what();
-    EXPECT_NE(message.find("recompute"), std::string::npos) << message;
-    EXPECT_NE(message.find("polcy"), std::string::npos) << message;
-    EXPECT_NE(message.find("policy"), std::string::npos) << message;  // the known keys are listed
+    EXPECT_EQ(e.code(), ErrorCode::Internal);
   }
 }
 
-TEST(Passes, EveryPassRejectsAnUnknownOption) {
-  // A placeholder and the output: enough for a pass to read its options.
-  ir::Graph graph;
-  ir::Node x;
-  x.kind = ir::NodeKind::Placeholder;
-  x.name = graph.intern("x");
-  const ir::NodeId xid = graph.addNode(x);
-  ir::Node out;
-  out.kind = ir::NodeKind::Output;
-  out.name = graph.intern("output");
-  out.target = graph.intern("output");
-  out.args = {ir::Arg::ofNode(xid)};
-  graph.addNode(out);
-  graph.finalize();
-  const analysis::GraphInputs inputs = analysis::inferGraphInputs(graph, nullptr);
-  const hw::HwProfile hw = hw::resolveHwProfile("h200");
-  const PassContext context{graph, inputs, hw, ir::OpRegistry::global(), {}};
+// Each bad value is a usage error naming the pass, the option and the value, before any pass runs.
+TEST(CheckPipeline, ValuesAreCheckedAgainstTheirSpecs) {
+  struct Bad {
+    std::string text, pass, fragment;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {"recompute(policy=fastest)", "recompute", "torch, heuristic, budget, file"},
+           {"recompute(policy=budget,memory=lots)", "recompute", "memory=lots is not a byte size"},
+           {"recompute(offload=maybe)", "recompute", "offload=maybe is not true or false"},
+           {"recompute(offload=true,offload_link=1.5)", "recompute", "offload_link=1.5 is not a number in (0, 1]"},
+           {"recompute(offload=true,offload_link=0)", "recompute", "offload_link=0"},
+           {"fusion(max_nodes=2.5)", "fusion", "max_nodes=2.5 is not a whole number"},
+           {"fusion(max_nodes=0)", "fusion", "max_nodes=0"},
+           {"split(units=yes)", "split", "units=yes"},
+           {"split,offload(resident=2)", "offload", "resident=2 is not a number in [0, 1]"},
+           {"split,offload(policy=lru)", "offload", "base, cost-effective, heuristic, optimal"},
+       }) {
+    expectUsageError(bad.text, {bad.pass + ": option", bad.fragment});
+  }
+}
 
+TEST(CheckPipeline, RulesBetweenOptionsAndPassesAreCheckedBeforeAnythingRuns) {
+  expectUsageError("recompute(policy=budget)", {"needs memory=BYTES"});
+  expectUsageError("recompute(policy=file)", {"needs path=FILE"});
+  expectUsageError("recompute(offload_min=1MiB)", {"apply with offload=true"});
+  expectUsageError("fusion,offload", {"offload needs split before it", "put split before offload"});
+  expectUsageError("offload,split", {"offload needs split before it"});
+  EXPECT_NO_THROW((void)parsePipeline("split,fusion,offload(policy=optimal,memory=2GiB)"));
+}
+
+TEST(CheckPipeline, UnknownOptionsAreRefusedWithTheKnownOnesListed) {
+  for (const Pass* pass : registeredPasses()) {
+    const std::string name(pass->name());
+    expectUsageError(name + "(bogus=1)", {name, "unknown option 'bogus'"});
+    if (!pass->info().options.empty()) expectUsageError(name + "(bogus=1)", {std::string(pass->info().options[0].name)});
+  }
+  expectUsageError("recompute(polcy=torch)", {"polcy", "policy, memory, path"});
+}
+
+// What `lathe passes` lists: every pass declares its options with defaults of their own type, and
+// statistics with distinct names.
+TEST(PassInfo, EveryDeclaredDefaultParsesAsItsType) {
   const std::vector<std::string_view> names = passNames();
   EXPECT_EQ(names, (std::vector<std::string_view>{"split", "fusion", "recompute", "offload"}));
-  for (std::string_view name : names) {
-    const Pass& pass = findPass(name);
-    EXPECT_EQ(pass.name(), name);
-    try {
-      (void)pass.run(context, plan::PlanState::empty(graph.size()), PassOptions(Options{{"bogus", "1"}}));
-      ADD_FAILURE() << name << " accepted option bogus";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::Usage) << name;
-      EXPECT_NE(std::string(e.what()).find("bogus"), std::string::npos) << name << ": " << e.what();
+  for (const Pass* pass : registeredPasses()) {
+    const PassInfo& info = pass->info();
+    EXPECT_EQ(pass->name(), info.name);
+    EXPECT_FALSE(info.summary.empty()) << info.name;
+    std::set<std::string_view> stats;
+    for (const StatKey& stat : info.statistics) {
+      EXPECT_TRUE(stats.insert(stat.name).second) << info.name << " declares " << stat.name << " twice";
+      EXPECT_FALSE(stat.help.empty()) << stat.name;
     }
+    for (const OptionSpec& option : info.options) {
+      EXPECT_FALSE(option.help.empty()) << option.name;
+      EXPECT_EQ(option.type == OptionType::Choice, !option.choices.empty()) << option.name;
+      if (option.fallback.empty()) continue;
+      const PassOptions defaults;
+      EXPECT_NO_THROW({
+        switch (option.type) {
+          case OptionType::Flag: (void)defaults.flag(option); break;
+          case OptionType::Number: (void)defaults.number(option); break;
+          case OptionType::Bytes: (void)defaults.bytes(option); break;
+          case OptionType::Choice:
+          case OptionType::Path: (void)defaults.text(option); break;
+        }
+      }) << info.name << "." << option.name;
+    }
+    for (std::string_view required : info.runsAfter) EXPECT_NO_THROW((void)findPass(required)) << required;
   }
+  // The defaults the declarations state are the ones the code falls back on.
+  const PassOptions defaults;
+  const ActivationOffloadOptions activationOffload;
+  EXPECT_EQ(defaults.bytes(RecomputePass::kOffloadMin), activationOffload.minBytes);
+  EXPECT_DOUBLE_EQ(defaults.number(RecomputePass::kOffloadLink), activationOffload.linkShare);
+}
+
+TEST(Passes, UnknownPassNamesAreUsageErrors) {
   try {
     (void)findPass("fuse");
     ADD_FAILURE() << "found a pass named fuse";
@@ -243,13 +280,12 @@ std::shared_ptr<ir::Graph> jointOf(const std::string& annotation, int extra = 1)
 }
 
 // Every pass refuses the graph as bad input, with a message holding `fragment`.
-void expectEveryPassRefuses(const ir::Graph& graph, const std::string& fragment) {
-  const analysis::GraphInputs inputs = analysis::inferGraphInputs(graph, nullptr);
-  const hw::HwProfile hw = hw::resolveHwProfile("h200");
-  const PassContext context{graph, inputs, hw, ir::OpRegistry::global(), {}};
+void expectEveryPassRefuses(const std::shared_ptr<const ir::Graph>& graph, const std::string& fragment) {
+  const PlanTarget target(graph, "test", hw::resolveHwProfile("h200"));
+  const PassContext context = target.context();
   for (std::string_view name : passNames()) {
     try {
-      (void)findPass(name).run(context, plan::PlanState::empty(graph.size()), PassOptions());
+      (void)findPass(name).run(context, plan::PlanState::empty(graph->size()), PassOptions());
       ADD_FAILURE() << name << " planned the graph";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::BadInput) << name << ": " << e.what();
@@ -263,11 +299,11 @@ TEST(Passes, SizesBeyondWhatThePlannerSupportsAreBadInputNamingTheNode) {
        {std::string("f32[9223372036854775807, 9223372036854775807][9223372036854775807, 1]cuda:0"),
         std::string("f32[4294967296, 4294967296][4294967296, 1]cuda:0"),
         std::string("f32[8, 137438953472][137438953472, 1]cuda:0")}) {  // 4 TiB
-    expectEveryPassRefuses(*jointOf(annotation), "primals_1: a tensor of ");
+    expectEveryPassRefuses(jointOf(annotation), "primals_1: a tensor of ");
   }
-  expectEveryPassRefuses(*jointOf("f32[-4, 8][8, 1]cuda:0"), "primals_1: dimension 0 has the negative size -4");
+  expectEveryPassRefuses(jointOf("f32[-4, 8][8, 1]cuda:0"), "primals_1: dimension 0 has the negative size -4");
   // 1 TiB each (as much as one tensor may hold), 20 of them: more than the planner sums exactly.
-  expectEveryPassRefuses(*jointOf("f32[1024, 268435456][268435456, 1]cuda:0", 17), "bytes (16 TiB) in all");
+  expectEveryPassRefuses(jointOf("f32[1024, 268435456][268435456, 1]cuda:0", 17), "bytes (16 TiB) in all");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "plan/plan_bind.h"
 #include "sample_graphs.h"
 #include "util/diagnostics.h"
+#include "passes/plan_target.h"
 
 namespace lathe::plan {
 namespace {
@@ -34,7 +35,8 @@ constexpr const char* kGraph = "0/0:aot_joint_graph";
 constexpr const char* kPipeline = "split,fusion,recompute(offload=true,offload_min=0,policy=torch)";  // keys in the order plans print them
 
 PlanBundle planOf(const testing::SampleGraph& sample, const hw::HwProfile& hw) {
-  const passes::PassContext context{*sample.graph, sample.inputs, hw, ir::OpRegistry::global(), {}};
+  const passes::PlanTarget target{sample.graph, "test", sample.inputs, hw};
+  const passes::PassContext context = target.context();
   const passes::PipelineRun run = passes::runPipeline(context, passes::parsePipeline(kPipeline));
   return passes::buildPlanBundle(context, run, kSample, kGraph);
 }

@@ -24,6 +24,7 @@
 #include "hw/hw_profile.h"
 #include "io/fx_text.h"
 #include "ir/op_info.h"
+#include "passes/plan_target.h"
 #include "passes/recompute.h"
 
 namespace lathe::passes {
@@ -390,9 +391,7 @@ const hw::HwProfile& h200() {
   return profile;
 }
 
-PassContext contextOf(const RandomJoint& joint) {
-  return {*joint.graph, joint.inputs, h200(), ir::OpRegistry::global(), {}};
-}
+PlanTarget targetOf(const RandomJoint& joint) { return PlanTarget(joint.graph, "random", joint.inputs, h200()); }
 
 std::string nameOf(const ir::Graph& graph, NodeId id) {
   return std::string(graph.name(id));
@@ -571,11 +570,12 @@ RC_GTEST_PROP(RandomJoint, EveryPolicyGivesARunnableDeterministicStep, ()) {
   requireValidDecision(graph, joint, heuristic);
   RC_ASSERT(sameDecision(heuristic, heuristicPolicy(graph, joint, ir::OpRegistry::global())));
 
-  const PassContext context = contextOf(g);
-  const std::vector<FrontierPoint> frontier = budgetFrontier(context, joint);
+  const PlanTarget target = targetOf(g);
+  const PassContext context = target.context();
+  const std::vector<FrontierPoint> frontier = budgetFrontier(context);
   RC_ASSERT(!frontier.empty());
   for (const FrontierPoint& point : frontier) requireValidSavedSet(graph, joint, point.saved, "budget frontier point");
-  const std::vector<FrontierPoint> again = budgetFrontier(context, joint);
+  const std::vector<FrontierPoint> again = budgetFrontier(context);
   RC_ASSERT(again.size() == frontier.size());
   for (size_t i = 0; i < frontier.size(); ++i) {
     RC_ASSERT(again[i].saved == frontier[i].saved);
@@ -604,9 +604,9 @@ RC_GTEST_PROP(RandomJoint, MemoryTimelineAddsUp, ()) {
 
   // Saving everything the backward reads leaves nothing to recompute.
   const std::vector<NodeId>& everything = savedSets.back().second;
-  const PassContext context = contextOf(g);
-  const RecomputeEvaluation eval =
-      evaluateSavedSet(context, joint, everything, analysis::nodeSeconds(graph, context.hw), recomputeSeconds(context));
+  const PlanTarget target = targetOf(g);
+  const PassContext context = target.context();
+  const RecomputeEvaluation eval = evaluateSavedSet(context, everything);
   RC_ASSERT(eval.partition.valid());
   RC_ASSERT(eval.partition.recomputed.empty());
   RC_ASSERT(eval.recomputeSeconds == 0.0);
@@ -617,18 +617,17 @@ RC_GTEST_PROP(RandomJoint, BudgetFrontierIsParetoAndBeatsThePolicies, ()) {
   const RandomJoint g = randomJoint();
   const ir::Graph& graph = *g.graph;
   const JointInfo joint = analysis::analyzeJoint(graph);
-  const PassContext context = contextOf(g);
-  const std::vector<FrontierPoint> frontier = budgetFrontier(context, joint);
+  const PlanTarget target = targetOf(g);
+  const PassContext context = target.context();
+  const std::vector<FrontierPoint> frontier = budgetFrontier(context);
   RC_ASSERT(!frontier.empty());
   for (size_t i = 1; i < frontier.size(); ++i) {
     RC_ASSERT(frontier[i - 1].peakBytes < frontier[i].peakBytes);
     RC_ASSERT(frontier[i - 1].recomputeSeconds > frontier[i].recomputeSeconds);
   }
-  const std::vector<double> nodeSeconds = analysis::nodeSeconds(graph, context.hw);
-  const std::vector<double> cost = recomputeSeconds(context);
   for (const FrontierPoint& point : frontier) {
     // Each point's numbers are its saved set's evaluation.
-    const RecomputeEvaluation own = evaluateSavedSet(context, joint, point.saved, nodeSeconds, cost);
+    const RecomputeEvaluation own = evaluateSavedSet(context, point.saved);
     RC_ASSERT(own.timeline.peakBytes == point.peakBytes);
     RC_ASSERT(own.recomputeSeconds == point.recomputeSeconds);
     RC_ASSERT(own.savedBytes == point.savedBytes);
@@ -638,7 +637,7 @@ RC_GTEST_PROP(RandomJoint, BudgetFrontierIsParetoAndBeatsThePolicies, ()) {
       {"heuristic", heuristicPolicy(graph, joint, ir::OpRegistry::global())},
   };
   for (const auto& [policy, decision] : policies) {
-    const RecomputeEvaluation eval = evaluateSavedSet(context, joint, decision.saved, nodeSeconds, cost);
+    const RecomputeEvaluation eval = evaluateSavedSet(context, decision.saved);
     RC_ASSERT(eval.partition.valid());
     const uint64_t peak = eval.timeline.peakBytes;
     const double seconds = eval.recomputeSeconds;

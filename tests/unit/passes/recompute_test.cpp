@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,8 @@
 #include "analysis/cost_model.h"
 #include "analysis/graph_inputs.h"
 #include "analysis/joint.h"
+#include "passes/pipeline.h"
+#include "passes/plan_target.h"
 #include "hw/hw_profile.h"
 #include "io/fx_text.h"
 #include "sample_graphs.h"
@@ -45,14 +48,13 @@ class TrainingCapture : public ::testing::TestWithParam<Capture> {
  protected:
   void SetUp() override {
     g_ = loadSampleGraph(GetParam().sample, std::string(GetParam().compile) + ":aot_joint_graph");
-    joint_ = analysis::analyzeJoint(*g_.graph);
-    ASSERT_TRUE(joint_.joint);
+    target_.emplace(g_.graph, "aot_joint_graph", g_.inputs, hw::resolveHwProfile("h200"));
+    ASSERT_TRUE(target_->joint().joint);
   }
-  [[nodiscard]] PassContext context() const { return {*g_.graph, g_.inputs, hw_, ir::OpRegistry::global(), {}}; }
+  [[nodiscard]] PassContext context() const { return target_->context(); }
 
   SampleGraph g_;
-  analysis::JointInfo joint_;
-  hw::HwProfile hw_ = hw::resolveHwProfile("h200");
+  std::optional<PlanTarget> target_;
 };
 
 // Names the capture's forward graph returns as SavedForBackwardsAOTOutput.
@@ -72,7 +74,7 @@ TEST_P(TrainingCapture, TorchPolicyAgreesWithTheCapturesSavedSet) {
   ASSERT_NE(g_.forward, nullptr);
   const std::set<std::string> theirs = captureSaved(*g_.forward);
   ASSERT_FALSE(theirs.empty());
-  const plan::RecomputeDecision decision = torchPolicy(*g_.graph, joint_, g_.inputs);
+  const plan::RecomputeDecision decision = torchPolicy(*g_.graph, target_->joint(), g_.inputs);
   std::set<std::string> ours;
   for (ir::NodeId id : decision.saved) ours.insert(std::string(g_.graph->name(id)));
   // Byte-weighted |A and B| / |A or B| over activations (primals are saved by both whenever the
@@ -99,21 +101,21 @@ TEST_P(TrainingCapture, TorchPolicyAgreesWithTheCapturesSavedSet) {
 TEST_P(TrainingCapture, EveryPolicyGivesABackwardThatCanRun) {
   const PassContext ctx = context();
   std::vector<std::pair<std::string, plan::RecomputeDecision>> decisions = {
-      {"torch", torchPolicy(*g_.graph, joint_, g_.inputs)},
-      {"heuristic", heuristicPolicy(*g_.graph, joint_, ir::OpRegistry::global())},
+      {"torch", torchPolicy(*g_.graph, target_->joint(), g_.inputs)},
+      {"heuristic", heuristicPolicy(*g_.graph, target_->joint(), ir::OpRegistry::global())},
   };
-  for (const FrontierPoint& p : budgetFrontier(ctx, joint_)) {
+  for (const FrontierPoint& p : budgetFrontier(ctx)) {
     decisions.push_back({"budget", {"budget", p.saved, {}, {}}});
   }
   for (const auto& [name, decision] : decisions) {
-    const analysis::StepPartition step = analysis::partitionJoint(*g_.graph, joint_, decision.saved);
+    const analysis::StepPartition step = analysis::partitionJoint(*g_.graph, target_->joint(), decision.saved);
     EXPECT_TRUE(step.valid()) << name << ": backward cannot compute " << g_.graph->name(step.missing.front());
-    for (ir::NodeId id : step.saved) EXPECT_FALSE(joint_.tangentClosure[id]) << name;
+    for (ir::NodeId id : step.saved) EXPECT_FALSE(target_->joint().tangentClosure[id]) << name;
     for (ir::NodeId id : step.recomputed) EXPECT_TRUE(step.inForward[id] && step.inBackward[id]) << name;
     // Every backward execution reads only values available at that point.
     std::vector<uint8_t> available(g_.graph->size(), 0);
     for (ir::NodeId id : step.saved) available[id] = 1;
-    for (ir::NodeId id : joint_.tangents) available[id] = 1;
+    for (ir::NodeId id : target_->joint().tangents) available[id] = 1;
     for (ir::NodeId id : step.backward) {
       for (ir::NodeId in : g_.graph->inputs(id)) EXPECT_TRUE(available[in]) << name << ": " << g_.graph->name(id) << " reads " << g_.graph->name(in);
       available[id] = 1;
@@ -122,16 +124,16 @@ TEST_P(TrainingCapture, EveryPolicyGivesABackwardThatCanRun) {
 }
 
 TEST_P(TrainingCapture, PoliciesAreDeterministic) {
-  EXPECT_EQ(torchPolicy(*g_.graph, joint_, g_.inputs).saved, torchPolicy(*g_.graph, joint_, g_.inputs).saved);
-  EXPECT_EQ(heuristicPolicy(*g_.graph, joint_, ir::OpRegistry::global()).saved,
-            heuristicPolicy(*g_.graph, joint_, ir::OpRegistry::global()).saved);
-  const std::vector<FrontierPoint> a = budgetFrontier(context(), joint_), b = budgetFrontier(context(), joint_);
+  EXPECT_EQ(torchPolicy(*g_.graph, target_->joint(), g_.inputs).saved, torchPolicy(*g_.graph, target_->joint(), g_.inputs).saved);
+  EXPECT_EQ(heuristicPolicy(*g_.graph, target_->joint(), ir::OpRegistry::global()).saved,
+            heuristicPolicy(*g_.graph, target_->joint(), ir::OpRegistry::global()).saved);
+  const std::vector<FrontierPoint> a = budgetFrontier(context()), b = budgetFrontier(context());
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].saved, b[i].saved);
 }
 
 TEST_P(TrainingCapture, HeuristicNeverRecomputesMatmulsOrAttention) {
-  const plan::RecomputeDecision decision = heuristicPolicy(*g_.graph, joint_, ir::OpRegistry::global());
+  const plan::RecomputeDecision decision = heuristicPolicy(*g_.graph, target_->joint(), ir::OpRegistry::global());
   for (ir::NodeId id : decision.recomputed) {
     const ir::OpCategory category = ir::lookupOp(g_.graph->target(id)).category;
     EXPECT_NE(category, ir::OpCategory::Matmul) << g_.graph->name(id);
@@ -141,17 +143,15 @@ TEST_P(TrainingCapture, HeuristicNeverRecomputesMatmulsOrAttention) {
 
 TEST_P(TrainingCapture, FrontierIsMonotoneAndNeverWorseThanTorchOrTheHeuristic) {
   const PassContext ctx = context();
-  const std::vector<FrontierPoint> frontier = budgetFrontier(ctx, joint_);
+  const std::vector<FrontierPoint> frontier = budgetFrontier(ctx);
   ASSERT_FALSE(frontier.empty());
   for (size_t i = 1; i < frontier.size(); ++i) {
     EXPECT_GT(frontier[i].peakBytes, frontier[i - 1].peakBytes);
     EXPECT_LT(frontier[i].recomputeSeconds, frontier[i - 1].recomputeSeconds);
   }
-  const std::vector<double> seconds = analysis::nodeSeconds(*g_.graph, hw_);
-  const std::vector<double> cost = recomputeSeconds(ctx);
-  for (const plan::RecomputeDecision& d : {torchPolicy(*g_.graph, joint_, g_.inputs),
-                                           heuristicPolicy(*g_.graph, joint_, ir::OpRegistry::global())}) {
-    const RecomputeEvaluation e = evaluateSavedSet(ctx, joint_, d.saved, seconds, cost);
+  for (const plan::RecomputeDecision& d : {torchPolicy(*g_.graph, target_->joint(), g_.inputs),
+                                           heuristicPolicy(*g_.graph, target_->joint(), ir::OpRegistry::global())}) {
+    const RecomputeEvaluation e = evaluateSavedSet(ctx, d.saved);
     bool covered = false;
     for (const FrontierPoint& p : frontier) {
       covered = covered || (p.peakBytes <= e.timeline.peakBytes && p.recomputeSeconds <= e.recomputeSeconds * (1 + 1e-9));
@@ -162,28 +162,20 @@ TEST_P(TrainingCapture, FrontierIsMonotoneAndNeverWorseThanTorchOrTheHeuristic) 
 
 TEST_P(TrainingCapture, BudgetPolicyStaysWithinTheBudget) {
   const PassContext ctx = context();
-  const std::vector<FrontierPoint> frontier = budgetFrontier(ctx, joint_);
+  const std::vector<FrontierPoint> frontier = budgetFrontier(ctx);
   const RecomputePass pass;
   for (size_t i = 0; i < frontier.size(); i += std::max<size_t>(1, frontier.size() / 4)) {
     const uint64_t budget = frontier[i].peakBytes + 1;
     const PassResult result =
         pass.run(ctx, plan::PlanState::empty(g_.graph->size()), options({{"policy", "budget"}, {"memory", std::to_string(budget)}}));
-    double peak = -1, met = -1, recompute = -1;
-    for (const PassStat& s : result.stats) {
-      if (s.name == "peak_bytes") peak = s.value;
-      if (s.name == "budget_met") met = s.value;
-      if (s.name == "recompute_seconds") recompute = s.value;
-    }
-    EXPECT_EQ(met, 1.0);
-    EXPECT_LE(peak, static_cast<double>(budget));
-    EXPECT_LE(recompute, frontier[i].recomputeSeconds * (1 + 1e-9));
+    EXPECT_EQ(result.stat(RecomputePass::kBudgetMet), 1.0);
+    EXPECT_LE(result.stat(RecomputePass::kPeakBytes).value_or(-1), static_cast<double>(budget));
+    EXPECT_LE(result.stat(RecomputePass::kRecomputeSeconds).value_or(-1), frontier[i].recomputeSeconds * (1 + 1e-9));
   }
   // Below the smallest peak the plan says so instead of pretending.
   const PassResult tight = pass.run(ctx, plan::PlanState::empty(g_.graph->size()),
                                     options({{"policy", "budget"}, {"memory", "1MiB"}}));
-  bool reported = false;
-  for (const PassStat& s : tight.stats) reported = reported || (s.name == "budget_met" && s.value == 0.0);
-  EXPECT_TRUE(reported || frontier.front().peakBytes <= (1u << 20));
+  EXPECT_TRUE(tight.stat(RecomputePass::kBudgetMet) == 0.0 || frontier.front().peakBytes <= (1u << 20));
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, TrainingCapture, ::testing::ValuesIn(kTrainingCaptures),
@@ -198,7 +190,8 @@ INSTANTIATE_TEST_SUITE_P(Samples, TrainingCapture, ::testing::ValuesIn(kTraining
 TEST(RecomputePass, RejectsGraphsThatAreNotJoint) {
   const SampleGraph g = loadSampleGraph("captures/llama3_8b_2l_tiny_infer.log.gz", "0/0:aot_inference_graph");
   const hw::HwProfile hw = hw::resolveHwProfile("h200");
-  const PassContext ctx{*g.graph, g.inputs, hw, ir::OpRegistry::global(), {}};
+  const PlanTarget target(g.graph, "test", g.inputs, hw);
+  const PassContext ctx = target.context();
   try {
     (void)RecomputePass().run(ctx, plan::PlanState::empty(g.graph->size()), options({{"policy", "torch"}}));
     FAIL() << "expected a usage error";
@@ -210,11 +203,14 @@ TEST(RecomputePass, RejectsGraphsThatAreNotJoint) {
 TEST(RecomputePass, RejectsUnknownPoliciesAndOptions) {
   const SampleGraph g = loadSampleGraph("captures/llama3_8b_2l_tiny_train.log.gz", "0/0:aot_joint_graph");
   const hw::HwProfile hw = hw::resolveHwProfile("h200");
-  const PassContext ctx{*g.graph, g.inputs, hw, ir::OpRegistry::global(), {}};
-  const plan::PlanState empty = plan::PlanState::empty(g.graph->size());
+  const PlanTarget target(g.graph, "test", g.inputs, hw);
+  const PassContext ctx = target.context();
   for (const PassOptions& bad : {options({{"policy", "magic"}}), options({{"polcy", "torch"}}),
-                                 options({{"policy", "budget"}}), options({{"policy", "budget"}, {"memory", "lots"}})}) {
-    EXPECT_THROW((void)RecomputePass().run(ctx, empty, bad), Error);
+                                 options({{"policy", "budget"}}), options({{"policy", "budget"}, {"memory", "lots"}}),
+                                 options({{"offload_link", "0.5"}}), options({{"offload", "true"}, {"offload_link", "0"}})}) {
+    const std::vector<PipelineStep> steps{{"recompute", bad}};
+    EXPECT_THROW(checkPipeline(steps, &target), Error) << formatStep(steps[0]);
+    EXPECT_THROW((void)runPipeline(ctx, steps), Error) << formatStep(steps[0]);
   }
 }
 
@@ -244,7 +240,8 @@ TEST(RecomputePass, TenThousandDeepTrainingChainIsPlanned) {
   const std::shared_ptr<ir::Graph> graph = deepJoint(10'000, true);
   const analysis::GraphInputs inputs = analysis::inferGraphInputs(*graph, nullptr);
   const hw::HwProfile hw = hw::resolveHwProfile("h200");
-  const PassContext ctx{*graph, inputs, hw, ir::OpRegistry::global(), {}};
+  const PlanTarget target(graph, "test", inputs, hw);
+  const PassContext ctx = target.context();
   const plan::PlanState empty = plan::PlanState::empty(graph->size());
   for (const PassOptions& policy : {options({{"policy", "torch"}}), options({{"policy", "heuristic"}})}) {
     const PassResult result = RecomputePass().run(ctx, empty, policy);
@@ -259,7 +256,8 @@ TEST(RecomputePass, ForwardOutputsComputedFromTheTangentsAreBadInputNamingTheNod
   const std::shared_ptr<ir::Graph> graph = deepJoint(10'000, false);
   const analysis::GraphInputs inputs = analysis::inferGraphInputs(*graph, nullptr);
   const hw::HwProfile hw = hw::resolveHwProfile("h200");
-  const PassContext ctx{*graph, inputs, hw, ir::OpRegistry::global(), {}};
+  const PlanTarget target(graph, "test", inputs, hw);
+  const PassContext ctx = target.context();
   const std::string expected = "not a training step the planner can split: grad is returned by the forward";
   for (const PassOptions& policy : {options({{"policy", "torch"}}), options({{"policy", "heuristic"}}),
                                     options({{"policy", "budget"}, {"memory", "1MiB"}})}) {
@@ -272,7 +270,7 @@ TEST(RecomputePass, ForwardOutputsComputedFromTheTangentsAreBadInputNamingTheNod
     }
   }
   try {
-    (void)budgetFrontier(ctx, analysis::analyzeJoint(*graph));
+    (void)budgetFrontier(ctx);
     ADD_FAILURE() << "solved";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::BadInput) << e.what();
@@ -283,7 +281,8 @@ TEST(RecomputePass, SavedSetFileNamingABackwardValueIsBadInput) {
   const std::shared_ptr<ir::Graph> graph = deepJoint(4, true);
   const analysis::GraphInputs inputs = analysis::inferGraphInputs(*graph, nullptr);
   const hw::HwProfile hw = hw::resolveHwProfile("h200");
-  const PassContext ctx{*graph, inputs, hw, ir::OpRegistry::global(), {}};
+  const PlanTarget target(graph, "test", inputs, hw);
+  const PassContext ctx = target.context();
   const testing::TempDir dir;
   const std::string path = dir.write("saved.json", R"(["v_1", "grad"])").string();
   try {

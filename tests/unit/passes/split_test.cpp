@@ -11,15 +11,20 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "analysis/graph_inputs.h"
 #include "analysis/joint.h"
+#include "analysis/layer_units.h"
 #include "hw/hw_profile.h"
 #include "io/artifact.h"
 #include "ir/op_info.h"
+#include "passes/pipeline.h"
+#include "passes/plan_target.h"
 
 namespace fs = std::filesystem;
 using namespace lathe;
@@ -27,13 +32,6 @@ using namespace lathe;
 namespace {
 
 const fs::path kCaptures = fs::path(LATHE_SAMPLES_DIR) / "captures";
-
-std::shared_ptr<const ir::Graph> graphById(const io::Artifact& artifact, std::string_view id) {
-  for (const io::GraphListing& listing : artifact.graphs()) {
-    if (listing.id == id) return listing.graph;
-  }
-  return nullptr;
-}
 
 // A graph with its placeholder roles joined with the Dynamo graph of the same compile.
 struct Sample {
@@ -43,11 +41,13 @@ struct Sample {
 
 Sample loadSample(const std::string& file, const std::string& compile, const std::string& kind) {
   const io::Artifact artifact = io::loadArtifact(kCaptures / file);
+  const std::vector<io::GraphListing> graphs = artifact.graphs();
+  const io::GraphListing* graph = io::findGraph(graphs, compile + ":" + kind);
+  const io::GraphListing* dynamo = io::findGraph(graphs, compile + ":dynamo_output_graph");
+  if (graph == nullptr || dynamo == nullptr) throw std::runtime_error(file + ": no " + compile + ":" + kind);
   Sample sample;
-  sample.graph = graphById(artifact, compile + ":" + kind);
-  const auto dynamo = graphById(artifact, compile + ":dynamo_output_graph");
-  if (sample.graph == nullptr || dynamo == nullptr) throw std::runtime_error(file + ": no " + compile + ":" + kind);
-  sample.inputs = analysis::inferGraphInputs(*sample.graph, dynamo.get());
+  sample.graph = graph->graph;
+  sample.inputs = analysis::inferGraphInputs(*sample.graph, dynamo->graph.get());
   return sample;
 }
 
@@ -56,12 +56,13 @@ const Sample& llamaJoint() {
   return sample;
 }
 
+// The split pass as a pipeline runs it (options checked first), on a graph the caller keeps alive.
 passes::PassResult runSplit(const ir::Graph& graph, const analysis::GraphInputs& inputs, const ir::OpRegistry& ops,
                             std::map<std::string, std::string> options = {}) {
-  const hw::HwProfile hw;
-  const passes::PassContext context{graph, inputs, hw, ops, {}};
-  return passes::SplitPass().run(context, plan::PlanState::empty(graph.size()),
-                                 passes::PassOptions(std::move(options)));
+  const passes::PlanTarget target(std::shared_ptr<const ir::Graph>(std::shared_ptr<const ir::Graph>(), &graph), "test",
+                                  inputs, hw::HwProfile{}, ops);
+  const std::vector<passes::PipelineStep> steps{{"split", passes::PassOptions(std::move(options))}};
+  return passes::runPipeline(target.context(), steps).history.front().result;
 }
 
 bool isCategory(const ir::Graph& graph, ir::NodeId node, const ir::OpRegistry& ops, ir::OpCategory category) {
@@ -69,12 +70,10 @@ bool isCategory(const ir::Graph& graph, ir::NodeId node, const ir::OpRegistry& o
   return kind == ir::NodeKind::CallFunction && ops.lookup(graph.target(node)).category == category;
 }
 
-double stat(const passes::PassResult& result, std::string_view name) {
-  for (const passes::PassStat& s : result.stats) {
-    if (s.name == name) return s.value;
-  }
-  ADD_FAILURE() << "no stat " << name;
-  return -1;
+double stat(const passes::PassResult& result, const passes::StatKey& key) {
+  const std::optional<double> value = result.stat(key);
+  if (!value) ADD_FAILURE() << "no stat " << key.name;
+  return value.value_or(-1);
 }
 
 // Pieces are dense, cover every node but the output, and split ops are exactly `splitOps`.
@@ -118,18 +117,6 @@ void expectWellFormedPieces(const ir::Graph& graph, const plan::PlanState& state
 
 }  // namespace
 
-TEST(Split, LayerUnitKeys) {
-  EXPECT_EQ(passes::layerUnitKey("model.layers.3.mlp.up_proj"), "model.layers.3");
-  EXPECT_EQ(passes::layerUnitKey("transformer.h.7"), "transformer.h.7");
-  EXPECT_EQ(passes::layerUnitKey("vit.encoder.layer.11.attention.query"), "vit.encoder.layer.11");
-  EXPECT_EQ(passes::layerUnitKey("blocks.0.mlp.fc1"), "blocks.0");
-  EXPECT_EQ(passes::layerUnitKey("model.layers.12"), "model.layers.12");
-  EXPECT_EQ(passes::layerUnitKey("model.norm"), "");
-  EXPECT_EQ(passes::layerUnitKey("0.weight"), "");  // a number with no container above it
-  EXPECT_EQ(passes::layerUnitKey("layers.1a.mlp"), "");
-  EXPECT_EQ(passes::layerUnitKey(""), "");
-}
-
 TEST(Split, JointGraphSplitsAtForwardAndBackwardAttention) {
   const Sample& llama = llamaJoint();
   const ir::Graph& graph = *llama.graph;
@@ -147,8 +134,8 @@ TEST(Split, JointGraphSplitsAtForwardAndBackwardAttention) {
   const passes::PassResult result = runSplit(graph, llama.inputs, ops);
   EXPECT_EQ(result.state.pieceCount, static_cast<int32_t>(2 * attention.size() + 1));
   expectWellFormedPieces(graph, result.state, attention);
-  EXPECT_EQ(stat(result, "pieces"), 9);
-  EXPECT_EQ(stat(result, "split_ops"), 4);
+  EXPECT_EQ(stat(result, passes::SplitPass::kPieces), 9);
+  EXPECT_EQ(stat(result, passes::SplitPass::kSplitOps), 4);
 
   // Placeholders sit in the piece of their first user.
   for (ir::NodeId node : llama.inputs.placeholders) {
@@ -234,140 +221,22 @@ TEST(Split, ConsecutiveSplitOpsGetNoGaps) {
   EXPECT_TRUE(result.state.units.empty());  // no parameters
 }
 
-TEST(Split, LayerUnitsFromModulePaths) {
+TEST(Split, LayerUnitsAreTheTargetsWithTheirStatisticsAndDiff) {
   const Sample& llama = llamaJoint();
-  const ir::Graph& graph = *llama.graph;
   const ir::OpRegistry ops;
-  ASSERT_TRUE(llama.inputs.joinedWithDynamo);
-  const passes::PassResult result = runSplit(graph, llama.inputs, ops);
+  const passes::PassResult result = runSplit(*llama.graph, llama.inputs, ops);
+  const analysis::LayerUnits units = analysis::layerUnits(*llama.graph, llama.inputs, ops);
   const plan::PlanState& state = result.state;
-
-  std::vector<std::string> names;
-  for (const plan::LayerUnit& unit : state.units) names.push_back(unit.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"prologue", "model.layers.0", "model.layers.1", "epilogue"}));
-
-  std::map<ir::NodeId, int> owners;
-  uint64_t unitBytes = 0, parameterBytes = 0;
-  for (const plan::LayerUnit& unit : state.units) {
-    unitBytes += unit.weightBytes;
-    for (ir::NodeId w : unit.weights) {
-      ++owners[w];
-      EXPECT_EQ(state.unit[w], unit.id);
-      const std::string& path = llama.inputs.modulePath[w];
-      if (unit.name.starts_with("model.layers.")) {
-        EXPECT_TRUE(path.starts_with(unit.name + ".")) << path;
-      }
-    }
+  EXPECT_EQ(state.unit, units.unit);
+  ASSERT_EQ(state.units.size(), units.units.size());
+  for (size_t u = 0; u < units.units.size(); ++u) {
+    EXPECT_EQ(state.units[u].name, units.units[u].name);
+    EXPECT_EQ(state.units[u].weights, units.units[u].weights);
   }
-  for (ir::NodeId p : llama.inputs.placeholders) {
-    if (llama.inputs.role[p] != ir::Role::Parameter) {
-      EXPECT_EQ(owners.count(p), 0u) << graph.name(p);
-      continue;
-    }
-    parameterBytes += graph.node(p).meta.storageBytes();
-    EXPECT_EQ(owners[p], 1) << graph.name(p);
-  }
-  EXPECT_EQ(owners.size(), 21u);  // 9 per layer, embedding, final norm, lm_head (inv_freq is a buffer)
-  EXPECT_EQ(unitBytes, parameterBytes);
-  EXPECT_EQ(state.units[0].weights.size(), 1u);  // embed_tokens
-  EXPECT_EQ(llama.inputs.modulePath[state.units[0].weights[0]], "model.embed_tokens");
-  EXPECT_EQ(state.units[1].weights.size(), 9u);
-  EXPECT_EQ(state.units[3].weights.size(), 2u);  // model.norm, lm_head
-  EXPECT_EQ(stat(result, "units"), 4);
-  EXPECT_EQ(stat(result, "unit_weight_bytes_max"), static_cast<double>(state.units[1].weightBytes));
+  EXPECT_EQ(stat(result, passes::SplitPass::kLayerUnits), 4);
+  EXPECT_EQ(stat(result, passes::SplitPass::kUnitWeightBytesMax), static_cast<double>(state.units[1].weightBytes));
   const std::string unitLine = "+ unit model.layers.0: 9 weights, " + formatBytes(state.units[1].weightBytes);
   EXPECT_NE(std::find(result.diff.begin(), result.diff.end(), unitLine), result.diff.end()) << unitLine;
-
-  // Every node but the output has a unit; a gradient lies in the unit of its parameter; forward
-  // matmuls lie in the unit of the weight they multiply.
-  for (ir::NodeId node = 0; node < graph.size(); ++node) {
-    const bool output = graph.node(node).kind == ir::NodeKind::Output;
-    EXPECT_EQ(state.unit[node] == plan::kNone, output) << graph.name(node);
-  }
-  const analysis::JointInfo joint = analysis::analyzeJoint(graph);
-  const std::vector<ir::NodeId> items = analysis::outputItems(graph);
-  ASSERT_TRUE(joint.joint);
-  size_t gradients = 0;
-  for (size_t i = 0; i < joint.primals.size(); ++i) {
-    const ir::NodeId gradient = items[joint.forwardOutputCount + i];
-    if (gradient == ir::kNoNode || state.unit[joint.primals[i]] == plan::kNone) continue;
-    if (llama.inputs.role[joint.primals[i]] != ir::Role::Parameter) continue;
-    EXPECT_EQ(state.unit[gradient], state.unit[joint.primals[i]]) << graph.name(gradient);
-    ++gradients;
-  }
-  EXPECT_EQ(gradients, 21u);
-  size_t matmuls = 0;
-  for (ir::NodeId node = 0; node < graph.size(); ++node) {
-    if (graph.target(node) != "torch.ops.aten.mm.default" || joint.tangentClosure[node]) continue;
-    const ir::NodeId weightView = graph.inputs(node)[1];  // x @ permute(W)
-    if (graph.inputs(weightView).empty()) continue;
-    const ir::NodeId weight = graph.inputs(weightView)[0];
-    if (llama.inputs.role[weight] != ir::Role::Parameter) continue;
-    EXPECT_EQ(state.unit[node], state.unit[weight]) << graph.name(node);
-    ++matmuls;
-  }
-  EXPECT_EQ(matmuls, 2u * 7 + 1);  // q, k, v, o, gate, up, down per layer; lm_head
-}
-
-TEST(Split, LayerUnitsFromRepeatedStructureWithoutModulePaths) {
-  Sample llama = llamaJoint();
-  for (std::string& path : llama.inputs.modulePath) path.clear();
-  const ir::Graph& graph = *llama.graph;
-  const ir::OpRegistry ops;
-  const passes::PassResult result = runSplit(graph, llama.inputs, ops);
-  const plan::PlanState& state = result.state;
-  const Sample& named = llamaJoint();
-
-  // Cut at the two forward attention ops: embedding and layer 0 up to attention; the rest of
-  // layer 0 and layer 1 up to attention; the rest.
-  ASSERT_EQ(state.units.size(), 3u);
-  std::map<std::string, std::set<std::string>> paths;
-  size_t weights = 0;
-  for (const plan::LayerUnit& unit : state.units) {
-    EXPECT_EQ(unit.name, "block." + std::to_string(unit.id));
-    for (ir::NodeId w : unit.weights) paths[unit.name].insert(named.inputs.modulePath[w]);
-    weights += unit.weights.size();
-  }
-  EXPECT_EQ(weights, 21u);
-  EXPECT_TRUE(paths["block.0"].count("model.embed_tokens"));
-  EXPECT_TRUE(paths["block.0"].count("model.layers.0.self_attn.v_proj"));
-  EXPECT_TRUE(paths["block.1"].count("model.layers.0.self_attn.o_proj"));
-  EXPECT_TRUE(paths["block.1"].count("model.layers.1.self_attn.q_proj"));
-  EXPECT_TRUE(paths["block.2"].count("model.layers.1.mlp.down_proj"));
-  EXPECT_TRUE(paths["block.2"].count("lm_head"));
-}
-
-TEST(Split, EveryTrainingSampleGetsUnitsOwningEachParameterOnce) {
-  struct Case {
-    std::string file, compile;
-    size_t layers;
-  };
-  for (const Case& c : std::vector<Case>{{"gpt2_tiny_train.log.gz", "1/0_1", 2},
-                                         {"vit_b16_tiny_train.log.gz", "0/0", 2},
-                                         {"mixtral_2l_tiny_train.log.gz", "0/0", 2},
-                                         {"llama3_8b_4l_train.log.gz", "0/0", 4}}) {
-    SCOPED_TRACE(c.file);
-    const Sample sample = loadSample(c.file, c.compile, "aot_joint_graph");
-    const ir::OpRegistry ops;
-    const passes::PassResult result = runSplit(*sample.graph, sample.inputs, ops);
-    size_t layers = 0, owned = 0, parameters = 0;
-    uint64_t bytes = 0, parameterBytes = 0;
-    for (const plan::LayerUnit& unit : result.state.units) {
-      layers += passes::layerUnitKey(unit.name).empty() ? 0 : 1;
-      owned += unit.weights.size();
-      bytes += unit.weightBytes;
-    }
-    for (ir::NodeId p : sample.inputs.placeholders) {
-      if (sample.inputs.role[p] != ir::Role::Parameter) continue;
-      ++parameters;
-      parameterBytes += sample.graph->node(p).meta.storageBytes();
-    }
-    EXPECT_EQ(layers, c.layers);
-    EXPECT_EQ(owned, parameters);
-    EXPECT_GT(parameters, 0u);
-    EXPECT_EQ(bytes, parameterBytes);
-    EXPECT_EQ(result.state.pieceCount % 2, 1);
-  }
 }
 
 TEST(Split, Options) {
