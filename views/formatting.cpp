@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <array>
+#include <string_view>
 #include <cmath>
 
 #include "io/graph_export.h"
@@ -98,6 +99,15 @@ constexpr std::array<const char*, analysis::kMemoryCategoryCount> kMemoryCategor
     QT_TRANSLATE_NOOP("lathe::views::MemoryCategory", "outputs"),
     QT_TRANSLATE_NOOP("lathe::views::MemoryCategory", "prefetched"),
 };
+
+// The labels lupdate reads are the core's names (analysis::kMemoryCategoryNames), in its order.
+constexpr bool labelsAreTheCategoryNames() {
+  for (size_t i = 0; i < analysis::kMemoryCategoryCount; ++i) {
+    if (std::string_view(kMemoryCategoryLabels[i]) != analysis::kMemoryCategoryNames[i]) return false;
+  }
+  return true;
+}
+static_assert(labelsAreTheCategoryNames(), "a memory category label differs from analysis::kMemoryCategoryNames");
 
 }  // namespace
 

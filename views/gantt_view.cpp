@@ -10,7 +10,7 @@
 
 #include "views/formatting.h"
 #include "views/plan_session.h"
-#include "views/step_gantt.h"
+#include "views/logic/step_gantt.h"
 
 namespace lathe::views {
 

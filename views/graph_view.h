@@ -17,7 +17,7 @@
 #include "io/artifact.h"
 #include "ir/graph.h"
 #include "plan/plan_state.h"
-#include "views/graph_clusters.h"
+#include "views/logic/graph_clusters.h"
 
 class QComboBox;
 class QGraphicsItem;

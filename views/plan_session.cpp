@@ -186,9 +186,10 @@ void PlanSession::setHardwareProfile(const hw::HwProfile& profile) {
   const std::string json = hw::hwProfileToJson(profile).dump(1) + "\n";
   QFile file(path);
   if (!profileDir_->isValid() || !file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-      file.write(json.data(), static_cast<qint64>(json.size())) != static_cast<qint64>(json.size())) {
+      file.write(json.data(), static_cast<qint64>(json.size())) != static_cast<qint64>(json.size()) || !file.flush()) {
     throw Error(ErrorCode::BadInput, "cannot write the hardware profile " + profile.id + " to " + path.toStdString());
   }
+  file.close();  // useHardware reads it back at once
   // Always anew: the file may be the one planned on, with another profile of the same id in it.
   useHardware(path);
 }

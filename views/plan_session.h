@@ -19,9 +19,9 @@
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
 #include "passes/plan_target.h"
-#include "views/budget_plan.h"
+#include "views/logic/budget_plan.h"
 #include "views/formatting.h"
-#include "views/step_gantt.h"
+#include "views/logic/step_gantt.h"
 
 namespace lathe::views {
 

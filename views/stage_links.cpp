@@ -12,10 +12,7 @@ void StageLinks::setArtifact(std::shared_ptr<const io::Artifact> artifact) {
 
 std::pair<const analysis::StageMap*, size_t> StageLinks::mapOf(const QString& graphId) {
   const std::string id = graphId.toStdString();
-  const io::GraphListing* listing = nullptr;
-  for (const io::GraphListing& candidate : listings_) {
-    if (candidate.id == id) listing = &candidate;
-  }
+  const io::GraphListing* listing = io::findGraph(listings_, id);
   if (!listing || !listing->parent.empty()) return {nullptr, 0};
   auto& map = maps_[{listing->compileId, listing->rank}];
   if (!map) map = std::make_unique<analysis::StageMap>(listings_, listing->compileId, listing->rank);

@@ -22,7 +22,7 @@
 #include "passes/plan_target.h"
 #include "passes/recompute.h"
 #include "views/budget_panel.h"
-#include "views/budget_plan.h"
+#include "views/logic/budget_plan.h"
 #include "views/gantt_view.h"
 #include "views/memory_timeline_view.h"
 #include "views/node_inspector.h"

@@ -3,7 +3,7 @@
 // cluster lays out only the levels around it, a search jump opens the layer that hides its match,
 // every overlay colours every drawn node with a colour its legend lists, exported SVG and PNG
 // files read back, and a graph without module paths is cut into runs that open one at a time.
-#include "views/graph_clusters.h"
+#include "views/logic/graph_clusters.h"
 
 #include <QImage>
 #include <QPainter>

@@ -22,7 +22,7 @@
 #include "studio_process.h"
 #include "hw/hw_profile.h"
 #include "passes/plan_target.h"
-#include "views/graph_clusters.h"
+#include "views/logic/graph_clusters.h"
 #include "views/graph_nodes_model.h"
 #include "views/node_inspector.h"
 

@@ -23,8 +23,9 @@ class CostModel : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const io::Artifact artifact = io::loadArtifact(kSamples / "captures/llama3_8b_2l_train.log.gz");
-    for (const auto& listing : artifact.graphs())
-      if (listing.id == "0/0:aot_forward_graph") graph_ = listing.graph;
+    if (const io::GraphListing* listing = io::findGraph(artifact.graphs(), "0/0:aot_forward_graph")) {
+      graph_ = listing->graph;
+    }
     h200_ = hw::resolveHwProfile("h200");
   }
   static void TearDownTestSuite() { graph_.reset(); }

@@ -93,10 +93,8 @@ TEST(Samples, EveryArtifactLoadsAndEveryGraphRoundTripsThroughFxText) {
 
 TEST(Samples, LlamaJointGraphHasTheCapturedPrimalsAndTangents) {
   const io::Artifact artifact = io::loadArtifact(kSamples / "captures/llama3_8b_2l_train.log.gz");
-  const io::GraphListing* joint = nullptr;
   const auto listing = artifact.graphs();
-  for (const auto& g : listing)
-    if (g.id == "0/0:aot_joint_graph") joint = &g;
+  const io::GraphListing* joint = io::findGraph(listing, "0/0:aot_joint_graph");
   ASSERT_NE(joint, nullptr);
   const ir::Graph& g = *joint->graph;
 

@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/graph_inputs.h"
@@ -48,6 +49,11 @@ Planned runPasses(const ir::Graph& graph, const analysis::GraphInputs& inputs, c
   out.split = split ? run.history.front().result : passes::PassResult{run.initial, {}, {}};
   out.fusion = std::move(run.history.back().result);
   return out;
+}
+
+std::shared_ptr<const ir::Graph> graphOf(const io::Artifact& artifact, std::string_view id) {
+  const io::GraphListing* listing = io::findGraph(artifact.graphs(), id);
+  return listing ? listing->graph : nullptr;
 }
 
 double stat(const passes::PassResult& result, const passes::StatKey& key) {
@@ -302,11 +308,8 @@ TEST(Fusion, EveryForwardAndInferenceGraphOfTheSamples) {
 
 TEST(Fusion, JointGraphGroupsStayOnOneSideAndInOnePiece) {
   const io::Artifact artifact = io::loadArtifact(kCaptures / "llama3_8b_2l_tiny_train.log.gz");
-  std::shared_ptr<const ir::Graph> joint, dynamo;
-  for (const io::GraphListing& listing : artifact.graphs()) {
-    if (listing.id == "0/0:aot_joint_graph") joint = listing.graph;
-    if (listing.id == "0/0:dynamo_output_graph") dynamo = listing.graph;
-  }
+  const std::shared_ptr<const ir::Graph> joint = graphOf(artifact, "0/0:aot_joint_graph");
+  const std::shared_ptr<const ir::Graph> dynamo = graphOf(artifact, "0/0:dynamo_output_graph");
   ASSERT_TRUE(joint && dynamo);
   const analysis::GraphInputs inputs = analysis::inferGraphInputs(*joint, dynamo.get());
   std::vector<bool> backward(joint->size(), false);
@@ -330,10 +333,7 @@ TEST(Fusion, JointGraphGroupsStayOnOneSideAndInOnePiece) {
 
 TEST(Fusion, RmsNormBecomesOneReductionGroup) {
   const io::Artifact artifact = io::loadArtifact(kCaptures / "llama3_8b_2l_tiny_train.log.gz");
-  std::shared_ptr<const ir::Graph> forward;
-  for (const io::GraphListing& listing : artifact.graphs()) {
-    if (listing.id == "0/0:aot_forward_graph") forward = listing.graph;
-  }
+  const std::shared_ptr<const ir::Graph> forward = graphOf(artifact, "0/0:aot_forward_graph");
   ASSERT_TRUE(forward);
   const ir::Graph& graph = *forward;
   const ir::OpRegistry ops;
@@ -367,10 +367,7 @@ TEST(Fusion, RmsNormBecomesOneReductionGroup) {
 
 TEST(Fusion, Options) {
   const io::Artifact artifact = io::loadArtifact(kCaptures / "gpt2_tiny_train.log.gz");
-  std::shared_ptr<const ir::Graph> forward;
-  for (const io::GraphListing& listing : artifact.graphs()) {
-    if (listing.id == "1/0_1:aot_forward_graph") forward = listing.graph;
-  }
+  const std::shared_ptr<const ir::Graph> forward = graphOf(artifact, "1/0_1:aot_forward_graph");
   ASSERT_TRUE(forward);
   const analysis::GraphInputs inputs = analysis::inferGraphInputs(*forward, nullptr);
   const ir::OpRegistry ops;

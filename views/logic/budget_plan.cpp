@@ -1,4 +1,4 @@
-#include "views/budget_plan.h"
+#include "views/logic/budget_plan.h"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "views/graph_layout.h"
+#include "views/logic/graph_layout.h"
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>

@@ -1,9 +1,8 @@
-#include "views/step_gantt.h"
+#include "views/logic/step_gantt.h"
 
 #include <algorithm>
 #include <limits>
 
-#include "analysis/cost_model.h"
 #include "passes/offload_pass.h"
 
 namespace lathe::views {

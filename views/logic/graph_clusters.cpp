@@ -1,4 +1,4 @@
-#include "views/graph_clusters.h"
+#include "views/logic/graph_clusters.h"
 
 #include <algorithm>
 #include <cmath>

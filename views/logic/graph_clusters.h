@@ -30,7 +30,7 @@
 
 #include "ir/graph.h"
 #include "passes/plan_target.h"
-#include "views/graph_layout.h"
+#include "views/logic/graph_layout.h"
 
 namespace lathe::views {
 
