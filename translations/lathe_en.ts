@@ -1784,10 +1784,6 @@ starts in the previous step</translation>
         <translation>Forward ▶</translation>
     </message>
     <message>
-        <source>split,fusion,recompute(policy=torch)</source>
-        <translation>split,fusion,recompute(policy=torch)</translation>
-    </message>
-    <message>
         <source>Statistic</source>
         <translation>Statistic</translation>
     </message>

@@ -1762,10 +1762,6 @@ starts in the previous step</source>
         <translation>前进 ▶</translation>
     </message>
     <message>
-        <source>split,fusion,recompute(policy=torch)</source>
-        <translation>split,fusion,recompute(policy=torch)</translation>
-    </message>
-    <message>
         <source>Statistic</source>
         <translation>统计量</translation>
     </message>

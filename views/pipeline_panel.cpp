@@ -30,7 +30,7 @@ PipelinePanel::PipelinePanel(PlanSession* session, QWidget* parent)
       diff_(new QPlainTextEdit(this)) {
   setObjectName(QStringLiteral("pipelinePanel"));
   pipeline_->setObjectName(QStringLiteral("pipelineText"));
-  pipeline_->setPlaceholderText(tr("split,fusion,recompute(policy=torch)"));
+  pipeline_->setPlaceholderText(toQString(passes::kDefaultTrainingPipeline));  // pipeline syntax, not prose
   runButton_->setObjectName(QStringLiteral("runPipeline"));
   steps_->setObjectName(QStringLiteral("pipelineSteps"));
   backButton_->setObjectName(QStringLiteral("stepBack"));
