@@ -63,23 +63,14 @@ std::string GroupGenerator::columnKernel() {
   combineGroups("threadIdx.x % " + strip + "u", 1);
   line("if (group != 0 || row >= " + std::to_string(rows) + "LL) return;");
   line("acc = partial[0][threadIdx.x];");
-  const ir::TensorMeta& meta = tensorMeta(reduction_);
-  const CType type = computeType(meta.dtype);
-  const std::string expr = reduce.mean ? "acc / " + std::to_string(rowSize) + ".0f" : "acc";
-  line("const " + std::string(cTypeName(type)) +
-       " red = " + rounded(cast({expr, reduce.accumulator}, type).expr, meta.dtype) + ";");
-  reduced_ = {{"red", type}};
+  declareReduced("acc");
   storeOutputs("row", rows);
   const std::string name = kernel_.name + "_cols";
-  std::string args = arguments();
-  args.resize(args.size() - 2);
-  std::string prototype = params();
-  prototype.resize(prototype.size() - 2);
   kernel_.config = {strips, block};
   std::string text =
-      kKernelDeclaration + std::to_string(block) + ") " + name + "(" + prototype + ") {\n" + body + "}\n\n";
-  const std::string scalarLaunch =
-      "  LATHE_LAUNCH(" + name + ", " + std::to_string(strips) + ", " + std::to_string(block) + ", s, " + args + ");\n";
+      kKernelDeclaration + std::to_string(block) + ") " + name + "(" + params() + ") {\n" + body + "}\n\n";
+  const std::string scalarLaunch = "  LATHE_LAUNCH(" + name + ", " + std::to_string(strips) + ", " +
+                                   std::to_string(block) + ", s, " + arguments() + ");\n";
   const std::optional<VectorColumns> vector = columnVectorKernel();
   if (!vector) {
     launchBody_ += scalarLaunch;
@@ -226,12 +217,7 @@ std::optional<GroupGenerator::VectorColumns> GroupGenerator::columnVectorKernel(
   line("for (int e = 0; e < " + w + "; ++e) {");
   indent_ += 2;
   line("const long long row = col0 + e;");
-  const ir::TensorMeta& meta = tensorMeta(reduction_);
-  const CType type = computeType(meta.dtype);
-  const std::string expr = reduce.mean ? "acc[e] / " + std::to_string(rowSize) + ".0f" : "acc[e]";
-  line("const " + std::string(cTypeName(type)) +
-       " red = " + rounded(cast({expr, reduce.accumulator}, type).expr, meta.dtype) + ";");
-  reduced_ = {{"red", type}};
+  declareReduced("acc[e]");
   storeOutputs("row", rows);
   indent_ -= 2;
   line("}");
@@ -240,18 +226,14 @@ std::optional<GroupGenerator::VectorColumns> GroupGenerator::columnVectorKernel(
   out.width = width;
   out.config = {strips * splits, block};
   const std::string name = kernel_.name + "_cols_vec";
-  std::string args = arguments();
-  args.resize(args.size() - 2);
-  std::string prototype = params();
-  prototype.resize(prototype.size() - 2);
-  out.text = kKernelDeclaration + std::to_string(block) + ") " + name + "(" + prototype + ") {\n" + body + "}\n\n";
+  out.text = kKernelDeclaration + std::to_string(block) + ") " + name + "(" + params() + ") {\n" + body + "}\n\n";
   if (splits > 1) {
     // Module memory: one launch of this kernel at a time per device (see docs/kernels.md).
     out.text = "__device__ " + acc + " " + partials + "[" + std::to_string(splits * rows) + "];\n__device__ unsigned " +
                arrivals + "[" + std::to_string(strips * lanes) + "];\n\n" + out.text;
   }
   out.launch = "  LATHE_LAUNCH(" + name + ", " + std::to_string(strips * splits) + ", " + std::to_string(block) +
-               ", s, " + args + ");\n";
+               ", s, " + arguments() + ");\n";
   out.aligned = "true";
   std::set<size_t> packedInputs = walk.packedInputs;
   packedInputs.insert(directInputs_.begin(), directInputs_.end());

@@ -190,19 +190,20 @@ void GroupGenerator::collectInterface() {
 std::string GroupGenerator::params() const {
   std::string out;
   for (size_t k = 0; k < kernel_.inputs.size(); ++k) {
-    out +=
-        "const " + std::string(storageType(kernel_.inputs[k].dtype)) + "* __restrict__ in" + std::to_string(k) + ", ";
+    out += (out.empty() ? "const " : ", const ") + std::string(storageType(kernel_.inputs[k].dtype)) +
+           "* __restrict__ in" + std::to_string(k);
   }
   for (size_t k = 0; k < kernel_.outputs.size(); ++k) {
-    out += std::string(storageType(kernel_.outputs[k].dtype)) + "* __restrict__ out" + std::to_string(k) + ", ";
+    out += (out.empty() ? "" : ", ") + std::string(storageType(kernel_.outputs[k].dtype)) + "* __restrict__ out" +
+           std::to_string(k);
   }
   return out;
 }
 
 std::string GroupGenerator::arguments() const {
   std::string out;
-  for (size_t k = 0; k < kernel_.inputs.size(); ++k) out += "in" + std::to_string(k) + ", ";
-  for (size_t k = 0; k < kernel_.outputs.size(); ++k) out += "out" + std::to_string(k) + ", ";
+  for (size_t k = 0; k < kernel_.inputs.size(); ++k) out += (out.empty() ? "in" : ", in") + std::to_string(k);
+  for (size_t k = 0; k < kernel_.outputs.size(); ++k) out += (out.empty() ? "out" : ", out") + std::to_string(k);
   return out;
 }
 

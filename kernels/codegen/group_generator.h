@@ -63,6 +63,8 @@ class GroupGenerator {
   bool readsOnlyMetadata(NodeId user) const;
   // Inputs: values read from outside the group, in first-use order. Outputs: members read outside.
   void collectInterface();
+  // A kernel's tensor parameters ("const __nv_bfloat16* __restrict__ in0, float* __restrict__ out0")
+  // and a launch's arguments for them ("in0, out0"): the inputs, then the outputs.
   std::string params() const;
   std::string arguments() const;
   std::string sourceFile(const std::string& kernels) const;
@@ -192,6 +194,9 @@ class GroupGenerator {
     int64_t rows = 0, rowSize = 0, total = 0;
   };
   RowPlan planRows();
+  // Declares `red`, the reduced value of a row from its accumulator (a mean divides by the row
+  // size), rounded as its store would round it, as the value the members after the reduction read.
+  void declareReduced(const std::string& accumulator);
   // The reduction at `index` of its result, as a loop inside the element that reads it.
   Val inlineReduction(const Index& index);
   std::string reductionKernels();

@@ -60,13 +60,13 @@ std::string GroupGenerator::pointwiseKernels() {
 
   std::string text;
   text += kKernelDeclaration + std::to_string(kBlock) + ") " + kernel_.name + "(" + params() +
-          "long long start, long long end) {\n";
+          ", long long start, long long end) {\n";
   text += "  const long long j = start + static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
   text += "  if (j >= end) return;\n" + scalarBody + "}\n\n";
   if (width > 1) {
     const std::string w = std::to_string(width);
     text += kKernelDeclaration + std::to_string(kBlock) + ") " + kernel_.name + "_vec(" + params() +
-            "long long chunks) {\n";
+            ", long long chunks) {\n";
     text += "  const long long chunk = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
     text += "  if (chunk >= chunks) return;\n  const long long base = chunk * " + w + "LL;\n";
     if (chunk_) text += chunk_->prologue;
@@ -93,7 +93,7 @@ std::string GroupGenerator::pointwiseKernels() {
     const int64_t chunks = total / width;
     launchBody_ += "  if (" + std::to_string(chunks) + "LL > 0" + aligned + ") {\n";
     launchBody_ += "    LATHE_LAUNCH(" + kernel_.name + "_vec, " + std::to_string((chunks + kBlock - 1) / kBlock) +
-                   ", " + std::to_string(kBlock) + ", s, " + arguments() + std::to_string(chunks) + "LL);\n";
+                   ", " + std::to_string(kBlock) + ", s, " + arguments() + ", " + std::to_string(chunks) + "LL);\n";
     launchBody_ += "    done = " + std::to_string(chunks * width) + "LL;\n  }\n";
     kernel_.config = {(chunks + kBlock - 1) / kBlock, kBlock};
   } else {
@@ -102,7 +102,7 @@ std::string GroupGenerator::pointwiseKernels() {
   launchBody_ += "  if (done < " + std::to_string(total) + "LL) {\n";
   launchBody_ += "    const long long rest = " + std::to_string(total) + "LL - done;\n";
   launchBody_ += "    LATHE_LAUNCH(" + kernel_.name + ", static_cast<unsigned>((rest + " + std::to_string(kBlock - 1) +
-                 ") / " + std::to_string(kBlock) + "), " + std::to_string(kBlock) + ", s, " + arguments() + "done, " +
+                 ") / " + std::to_string(kBlock) + "), " + std::to_string(kBlock) + ", s, " + arguments() + ", done, " +
                  std::to_string(total) + "LL);\n  }\n";
   return text;
 }

@@ -113,6 +113,16 @@ std::optional<std::string> GroupGenerator::acrossRows(int64_t rows, int64_t tota
   return std::nullopt;
 }
 
+void GroupGenerator::declareReduced(const std::string& accumulator) {
+  const ReductionOp& reduce = rows_.reduce;
+  const ir::TensorMeta& meta = tensorMeta(reduction_);
+  const CType type = computeType(meta.dtype);
+  const std::string expr = reduce.mean ? accumulator + " / " + std::to_string(rows_.rowSize) + ".0f" : accumulator;
+  line("const " + std::string(cTypeName(type)) +
+       " red = " + rounded(cast({expr, reduce.accumulator}, type).expr, meta.dtype) + ";");
+  reduced_ = {{"red", type}};
+}
+
 GroupGenerator::RowPlan GroupGenerator::planRows() {
   RowPlan plan;
   const OpSpec op = opOf(graph_, reduction_);

@@ -151,12 +151,7 @@ std::string GroupGenerator::reductionBody() {
     line("const float red_mean = " + rounded("mean_full", itemTypes[1]) + ";");
     reduced_ = {{"red_var", CType::Float}, {"red_mean", CType::Float}};
   } else if (!reduce.online) {
-    const ir::TensorMeta& meta = tensorMeta(reduction_);
-    const CType type = computeType(meta.dtype);
-    const std::string expr = reduce.mean ? "acc / " + count : "acc";
-    line("const " + std::string(cTypeName(type)) +
-         " red = " + rounded(cast({expr, reduce.accumulator}, type).expr, meta.dtype) + ";");
-    reduced_ = {{"red", type}};
+    declareReduced("acc");
   }
   // Row-sized outputs, once per row (scalar stores: one element).
   bool rowOutputs = false;
@@ -210,13 +205,10 @@ std::string GroupGenerator::reductionKernel() {
     width = widest == 0 ? 1 : static_cast<int>(16 / widest);
     if (width > 1 && rowSize % width != 0) width = 1;
   }
-  std::string args = arguments();
-  args.resize(args.size() - 2);
-  std::string prototype = params();
-  prototype.resize(prototype.size() - 2);
   const std::string launchBounds = kKernelDeclaration + std::to_string(block) + ") ";
-  const std::string launch = ", " + std::to_string(grid) + ", " + std::to_string(block) + ", s, " + args + ");\n";
-  std::string text = launchBounds + kernel_.name + "(" + prototype + ") {\n" + scalarBody + "}\n\n";
+  const std::string launch =
+      ", " + std::to_string(grid) + ", " + std::to_string(block) + ", s, " + arguments() + ");\n";
+  std::string text = launchBounds + kernel_.name + "(" + params() + ") {\n" + scalarBody + "}\n\n";
   kernel_.config = {grid, block};
   if (width == 1) {
     launchBody_ += "  LATHE_LAUNCH(" + kernel_.name + launch;
@@ -226,7 +218,7 @@ std::string GroupGenerator::reductionKernel() {
   for (size_t at = vectorBody.find(kVectorToken); at != std::string::npos; at = vectorBody.find(kVectorToken, at)) {
     vectorBody.replace(at, kVectorToken.size(), w);
   }
-  text += launchBounds + kernel_.name + "_vec(" + prototype + ") {\n" + vectorBody + "}\n\n";
+  text += launchBounds + kernel_.name + "_vec(" + params() + ") {\n" + vectorBody + "}\n\n";
   kernel_.vectorWidth = width;
   std::string aligned;
   for (size_t k : rowDirectInputs_)

@@ -87,8 +87,7 @@ Val GroupGenerator::value(NodeId node, const Index& index) {
     // lands nearer the exact result than eager does.
     const std::string_view name = opOf(graph_, node).name;
     const bool conversion = name == "convert_element_type" || name == "_to_copy" || name == "to";
-    if (conversion && dtype == ir::DType::BF16) result.expr = "lathe::round_bf16(" + result.expr + ")";
-    if (conversion && dtype == ir::DType::F16) result.expr = "lathe::round_f16(" + result.expr + ")";
+    if (conversion) result.expr = rounded(result.expr, dtype);
   }
   const std::string name = temp();
   line("const " + std::string(cTypeName(result.type)) + " " + name + " = " + result.expr + ";");
