@@ -94,7 +94,8 @@ struct KernelSet {
   std::vector<Symbol> symbols;  // every symbol a kernel uses, by name; index = position in `symbols` of a launch
 };
 
-// The shared device helpers every kernel source includes, as the file lathe_kernels.cuh.
+// The shared device helpers every kernel source includes, as the file lathe_kernels.cuh: the text of
+// kernels/codegen/device/lathe_kernels.cuh, compiled into the library.
 inline constexpr std::string_view kCommonHeaderName = "lathe_kernels.cuh";
 [[nodiscard]] std::string commonHeader();
 

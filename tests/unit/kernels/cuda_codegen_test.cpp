@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -663,6 +665,13 @@ TEST(GeneratedKernels, ScatterWritesTheValueWhereTheIndexNamesTheElement) {
   EXPECT_NE(source.find(" < 1LL; ++"), std::string::npos) << source;
   EXPECT_NE(source.find(" == j_1_10) {"), std::string::npos);
   EXPECT_NE(source.find(" = -1.0f;"), std::string::npos);
+}
+
+TEST(GeneratedKernels, CommonHeaderIsTheDeviceHelpersFileByteForByte) {
+  std::ifstream in(std::string(LATHE_SOURCE_DIR) + "/kernels/codegen/device/lathe_kernels.cuh", std::ios::binary);
+  ASSERT_TRUE(in);
+  const std::string file{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(kernels::commonHeader(), file);
 }
 
 TEST(GeneratedKernels, FxLinesRunAsPython) {
