@@ -625,6 +625,10 @@
             <numerusform>Activations: %n values, %1 held in host memory</numerusform>
         </translation>
     </message>
+    <message>
+        <source>&lt;span style=&apos;color:#c02020&apos;&gt;Cannot plan on %1: %2&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;color:#c02020&apos;&gt;Cannot plan on %1: %2&lt;/span&gt;</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::CodeView</name>
@@ -1016,10 +1020,6 @@ starts in the previous step&apos;s tail</translation>
     <message>
         <source>Roofline estimate on %1.</source>
         <translation>Roofline estimate on %1.</translation>
-    </message>
-    <message>
-        <source>No estimate: the target %1 cannot be read.</source>
-        <translation>No estimate: the target %1 cannot be read.</translation>
     </message>
     <message>
         <source>no match</source>

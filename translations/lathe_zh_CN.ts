@@ -615,6 +615,10 @@
             <numerusform>激活：%n 个值，%1 保存在主机内存中</numerusform>
         </translation>
     </message>
+    <message>
+        <source>&lt;span style=&apos;color:#c02020&apos;&gt;Cannot plan on %1: %2&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;color:#c02020&apos;&gt;无法在 %1 上规划：%2&lt;/span&gt;</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::CodeView</name>
@@ -993,10 +997,6 @@ starts in the previous step&apos;s tail</source>
     <message>
         <source>Roofline estimate on %1.</source>
         <translation>在 %1 上的 Roofline 估计。</translation>
-    </message>
-    <message>
-        <source>No estimate: the target %1 cannot be read.</source>
-        <translation>无估计：无法读取目标 %1。</translation>
     </message>
     <message>
         <source>no match</source>
