@@ -185,8 +185,10 @@ void PlanSession::setHardwareProfile(const hw::HwProfile& profile) {
   const QString path = profileDir_->filePath(name + QStringLiteral(".json"));
   const std::string json = hw::hwProfileToJson(profile).dump(1) + "\n";
   QFile file(path);
+  // Flushed before useHardware reads the file back: QFile holds small writes in its buffer.
   if (!profileDir_->isValid() || !file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-      file.write(json.data(), static_cast<qint64>(json.size())) != static_cast<qint64>(json.size())) {
+      file.write(json.data(), static_cast<qint64>(json.size())) != static_cast<qint64>(json.size()) ||
+      !file.flush()) {
     throw Error(ErrorCode::BadInput, "cannot write the hardware profile " + profile.id + " to " + path.toStdString());
   }
   // Always anew: the file may be the one planned on, with another profile of the same id in it.
