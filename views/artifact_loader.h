@@ -1,19 +1,16 @@
-// Loads artifacts on a worker thread (QtConcurrent) with progress and cancel, so that the GUI
-// thread never blocks; or a plan bundle: the bundle, the capture it names, and the plan bound to
-// its graph there, all before anything is shown. A run folder of the Python runtime also brings its
-// measured profile. Starting a new load cancels the one in flight; its
-// result is dropped.
+// Loads artifacts on a worker thread (a JobTracker) with progress and cancel, so that the GUI thread
+// never blocks; or a plan bundle: the bundle, the capture it names, and the plan bound to its graph
+// there, all before anything is shown. A run folder of the Python runtime also brings its measured
+// profile. Starting a new load cancels the one in flight; its result is dropped.
 #pragma once
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QString>
-#include <atomic>
 #include <memory>
-#include <vector>
 
 #include "io/artifact.h"
 #include "plan/profile.h"
+#include "views/job_tracker.h"
 #include "views/plan_file.h"
 
 namespace lathe::views {
@@ -38,19 +35,16 @@ class ArtifactLoader : public QObject {
   Q_OBJECT
 
  public:
-  static constexpr int kProgressMaximum = 1000;
+  static constexpr int kProgressMaximum = JobTracker::kProgressMaximum;
 
   explicit ArtifactLoader(QObject* parent = nullptr);
-  // Cancels and waits for the loads still running (they hold no reference to this object, but
-  // their threads must not outlive the application).
-  ~ArtifactLoader() override;
 
   void load(const QString& path);
   // Reads the plan bundle, then loads the capture it names (plan::captureOf) and binds the plan to
   // its graph there (plan::bind); path() is the plan's.
   void loadPlan(const QString& planPath);
   void cancel();
-  [[nodiscard]] bool busy() const { return watcher_.isRunning(); }
+  [[nodiscard]] bool busy() const { return loads_.busy(); }
   [[nodiscard]] const QString& path() const { return path_; }
 
  signals:
@@ -59,12 +53,11 @@ class ArtifactLoader : public QObject {
   void finished(const lathe::views::LoadOutcome& outcome);
 
  private:
-  void start(const QString& path, bool plan);
+  enum class Kind { Capture, Plan };
+  void start(const QString& path, Kind kind);
 
-  QFutureWatcher<LoadOutcome> watcher_;
-  std::shared_ptr<std::atomic<bool>> cancel_;
-  std::vector<QFuture<LoadOutcome>> running_;
   QString path_;
+  JobTracker loads_;
 };
 
 }  // namespace lathe::views
