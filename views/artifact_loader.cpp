@@ -57,6 +57,28 @@ LoadOutcome loadPlanAndCapture(const QString& planPath, const Progress& progress
   return outcome;
 }
 
+LoadOutcome loadSnapshotTimeline(const QString& path, const Progress& progress) {
+  // Sniffed first: a large capture is refused before it is read. A file of no known kind is left
+  // to the loader, whose error says what it expected.
+  const io::ArtifactKind kind = io::detectArtifactKind(path.toStdString());
+  if (kind != io::ArtifactKind::MemorySnapshot && kind != io::ArtifactKind::Unknown) {
+    throw Error(ErrorCode::BadInput,
+                ArtifactLoader::tr("%1 is not a CUDA memory snapshot (torch.cuda.memory._dump_snapshot); open "
+                                   "captures and .pt2 archives with File › Open.")
+                    .arg(path)
+                    .toStdString());
+  }
+  LoadOutcome outcome;
+  auto artifact = std::make_shared<const io::Artifact>(io::loadArtifact(path.toStdString(), progress));
+  // The timeline's own progress would run the bar back to zero: it reports none.
+  Progress cancelOnly;
+  cancelOnly.cancel = progress.cancel;
+  outcome.snapshotTimeline = std::make_shared<const analysis::SnapshotTimeline>(
+      analysis::buildSnapshotTimeline(*artifact->snapshot, {}, cancelOnly));
+  outcome.artifact = std::move(artifact);
+  return outcome;
+}
+
 }  // namespace
 
 ArtifactLoader::ArtifactLoader(QObject* parent) : QObject(parent) {
@@ -71,11 +93,20 @@ void ArtifactLoader::loadPlan(const QString& planPath) {
   start(planPath, Kind::Plan);
 }
 
+void ArtifactLoader::loadSnapshot(const QString& path) {
+  start(path, Kind::Snapshot);
+}
+
 void ArtifactLoader::start(const QString& path, Kind kind) {
   path_ = path;
   loads_.start(
       [path, kind](const Progress& progress) {
-        return kind == Kind::Plan ? loadPlanAndCapture(path, progress) : loadCapture(path, progress);
+        switch (kind) {
+          case Kind::Plan: return loadPlanAndCapture(path, progress);
+          case Kind::Snapshot: return loadSnapshotTimeline(path, progress);
+          case Kind::Capture: break;
+        }
+        return loadCapture(path, progress);
       },
       [this, path, kind](JobOutcome<LoadOutcome> loaded) {
         if (loaded.value) {

@@ -1,13 +1,15 @@
 // Loads artifacts on a worker thread (a JobTracker) with progress and cancel, so that the GUI thread
 // never blocks; or a plan bundle: the bundle, the capture it names, and the plan bound to its graph
-// there, all before anything is shown. A run folder of the Python runtime also brings its measured
-// profile. Starting a new load cancels the one in flight; its result is dropped.
+// there, all before anything is shown; or a CUDA memory snapshot with its memory timeline, for the
+// timeline view. A run folder of the Python runtime also brings its measured profile. Starting a
+// new load cancels the one in flight; its result is dropped.
 #pragma once
 
 #include <QObject>
 #include <QString>
 #include <memory>
 
+#include "analysis/snapshot_timeline.h"
 #include "io/artifact.h"
 #include "plan/profile.h"
 #include "views/job_tracker.h"
@@ -26,6 +28,8 @@ struct LoadOutcome {
   QString runPlanError;  // the run's plan could not be read or bound: capture and profile still open
   QString planPath;
   std::shared_ptr<const OpenedPlan> plan;
+  // A snapshot load's memory over time (the artifact is the snapshot); null for other loads.
+  std::shared_ptr<const analysis::SnapshotTimeline> snapshotTimeline;
   QString error;
   QString errorLocation;
   bool cancelled = false;
@@ -43,6 +47,9 @@ class ArtifactLoader : public QObject {
   // Reads the plan bundle, then loads the capture it names (plan::captureOf) and binds the plan to
   // its graph there (plan::bind); path() is the plan's.
   void loadPlan(const QString& planPath);
+  // Loads a CUDA memory snapshot and builds its memory timeline (analysis::buildSnapshotTimeline);
+  // any other artifact is refused.
+  void loadSnapshot(const QString& path);
   void cancel();
   [[nodiscard]] bool busy() const { return loads_.busy(); }
   [[nodiscard]] const QString& path() const { return path_; }
@@ -53,7 +60,7 @@ class ArtifactLoader : public QObject {
   void finished(const lathe::views::LoadOutcome& outcome);
 
  private:
-  enum class Kind { Capture, Plan };
+  enum class Kind { Capture, Plan, Snapshot };
   void start(const QString& path, Kind kind);
 
   QString path_;
