@@ -489,7 +489,9 @@ void BudgetViewsTest::snapshotIsDrawnOverThePlan() {
   QVERIFY(timeline->plot()->toolTip().contains(QStringLiteral("spread evenly")));
 
   // A file that is not a snapshot is refused and the curve kept.
-  QVERIFY(!loadSnapshot(timeline, sample("README.md")).first);
+  const auto [readmeOk, readmeError] = loadSnapshot(timeline, sample("README.md"));
+  QVERIFY(!readmeOk);
+  QVERIFY2(readmeError.contains(QStringLiteral("not an artifact Lathe reads")), qPrintable(readmeError));
   QVERIFY(timeline->snapshot().peakBytes > 0);
 }
 
