@@ -375,6 +375,13 @@
     </message>
 </context>
 <context>
+    <name>lathe::views::ArtifactLoader</name>
+    <message>
+        <source>%1 is not a CUDA memory snapshot (torch.cuda.memory._dump_snapshot); open captures and .pt2 archives with File › Open.</source>
+        <translation>%1 is not a CUDA memory snapshot (torch.cuda.memory._dump_snapshot); open captures and .pt2 archives with File › Open.</translation>
+    </message>
+</context>
+<context>
     <name>lathe::views::ArtifactTreeModel</name>
     <message numerus="yes">
         <source>%n recompile reason(s)</source>
@@ -1386,6 +1393,26 @@ starts in the previous step&apos;s tail</translation>
     <message>
         <source>The run measured no peak: %1 keeps no allocator statistics.</source>
         <translation>The run measured no peak: %1 keeps no allocator statistics.</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Cancel</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>Loading %1…</translation>
+    </message>
+    <message>
+        <source>Loading the snapshot %1 cancelled</source>
+        <translation>Loading the snapshot %1 cancelled</translation>
+    </message>
+    <message>
+        <source>Could not load the snapshot %1: %2</source>
+        <translation>Could not load the snapshot %1: %2</translation>
+    </message>
+    <message>
+        <source>The snapshot %1 has no allocation trace: record one with torch.cuda.memory._record_memory_history() before the steps.</source>
+        <translation>The snapshot %1 has no allocation trace: record one with torch.cuda.memory._record_memory_history() before the steps.</translation>
     </message>
 </context>
 <context>

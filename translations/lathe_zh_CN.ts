@@ -371,6 +371,13 @@
     </message>
 </context>
 <context>
+    <name>lathe::views::ArtifactLoader</name>
+    <message>
+        <source>%1 is not a CUDA memory snapshot (torch.cuda.memory._dump_snapshot); open captures and .pt2 archives with File › Open.</source>
+        <translation>%1 不是 CUDA 内存快照（torch.cuda.memory._dump_snapshot）；捕获和 .pt2 归档请用“文件 › 打开”打开。</translation>
+    </message>
+</context>
+<context>
     <name>lathe::views::ArtifactTreeModel</name>
     <message numerus="yes">
         <source>%n recompile reason(s)</source>
@@ -1367,6 +1374,26 @@ starts in the previous step&apos;s tail</source>
     <message>
         <source>The run measured no peak: %1 keeps no allocator statistics.</source>
         <translation>本次运行未测得峰值：%1 不提供内存分配器统计。</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <source>Loading the snapshot %1 cancelled</source>
+        <translation>已取消加载快照 %1</translation>
+    </message>
+    <message>
+        <source>Could not load the snapshot %1: %2</source>
+        <translation>无法加载快照 %1：%2</translation>
+    </message>
+    <message>
+        <source>The snapshot %1 has no allocation trace: record one with torch.cuda.memory._record_memory_history() before the steps.</source>
+        <translation>快照 %1 没有分配记录：请在运行这些步骤之前用 torch.cuda.memory._record_memory_history() 记录。</translation>
     </message>
 </context>
 <context>

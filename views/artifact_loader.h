@@ -1,19 +1,18 @@
-// Loads artifacts on a worker thread (QtConcurrent) with progress and cancel, so that the GUI
-// thread never blocks; or a plan bundle: the bundle, the capture it names, and the plan bound to
-// its graph there, all before anything is shown. A run folder of the Python runtime also brings its
-// measured profile. Starting a new load cancels the one in flight; its
-// result is dropped.
+// Loads artifacts on a worker thread (a JobTracker) with progress and cancel, so that the GUI thread
+// never blocks; or a plan bundle: the bundle, the capture it names, and the plan bound to its graph
+// there, all before anything is shown; or a CUDA memory snapshot with its memory timeline, for the
+// timeline view. A run folder of the Python runtime also brings its measured profile. Starting a
+// new load cancels the one in flight; its result is dropped.
 #pragma once
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QString>
-#include <atomic>
 #include <memory>
-#include <vector>
 
+#include "analysis/snapshot_timeline.h"
 #include "io/artifact.h"
 #include "plan/profile.h"
+#include "views/job_tracker.h"
 #include "views/plan_file.h"
 
 namespace lathe::views {
@@ -29,6 +28,8 @@ struct LoadOutcome {
   QString runPlanError;  // the run's plan could not be read or bound: capture and profile still open
   QString planPath;
   std::shared_ptr<const OpenedPlan> plan;
+  // A snapshot load's memory over time (the artifact is the snapshot); null for other loads.
+  std::shared_ptr<const analysis::SnapshotTimeline> snapshotTimeline;
   QString error;
   QString errorLocation;
   bool cancelled = false;
@@ -38,19 +39,19 @@ class ArtifactLoader : public QObject {
   Q_OBJECT
 
  public:
-  static constexpr int kProgressMaximum = 1000;
+  static constexpr int kProgressMaximum = JobTracker::kProgressMaximum;
 
   explicit ArtifactLoader(QObject* parent = nullptr);
-  // Cancels and waits for the loads still running (they hold no reference to this object, but
-  // their threads must not outlive the application).
-  ~ArtifactLoader() override;
 
   void load(const QString& path);
   // Reads the plan bundle, then loads the capture it names (plan::captureOf) and binds the plan to
   // its graph there (plan::bind); path() is the plan's.
   void loadPlan(const QString& planPath);
+  // Loads a CUDA memory snapshot and builds its memory timeline (analysis::buildSnapshotTimeline);
+  // any other artifact is refused.
+  void loadSnapshot(const QString& path);
   void cancel();
-  [[nodiscard]] bool busy() const { return watcher_.isRunning(); }
+  [[nodiscard]] bool busy() const { return loads_.busy(); }
   [[nodiscard]] const QString& path() const { return path_; }
 
  signals:
@@ -59,12 +60,11 @@ class ArtifactLoader : public QObject {
   void finished(const lathe::views::LoadOutcome& outcome);
 
  private:
-  void start(const QString& path, bool plan);
+  enum class Kind { Capture, Plan, Snapshot };
+  void start(const QString& path, Kind kind);
 
-  QFutureWatcher<LoadOutcome> watcher_;
-  std::shared_ptr<std::atomic<bool>> cancel_;
-  std::vector<QFuture<LoadOutcome>> running_;
   QString path_;
+  JobTracker loads_;
 };
 
 }  // namespace lathe::views

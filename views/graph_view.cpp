@@ -19,7 +19,6 @@
 #include <QSvgGenerator>
 #include <QToolButton>
 #include <QWheelEvent>
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -303,7 +302,6 @@ struct GraphView::LayoutJob {
 struct GraphView::LayoutResult {
   LayoutJob job;
   std::shared_ptr<const SceneLayout> scene;
-  QString error;
 };
 
 namespace {
@@ -314,7 +312,6 @@ GraphView::LayoutResult runLayout(GraphView::LayoutJob job);
 
 GraphView::GraphView(QWidget* parent)
     : QGraphicsView(parent),
-      watcher_(new QFutureWatcher<LayoutResult>(this)),
       toolbar_(new QWidget(this)),
       searchField_(new QLineEdit(toolbar_)),
       searchCount_(new QLabel(toolbar_)),
@@ -406,17 +403,12 @@ GraphView::GraphView(QWidget* parent)
       QStringLiteral("QLabel { background: rgba(255,255,255,230); border: 1px solid #ccc; padding: 4px; }"));
   legend_->hide();
 
-  connect(watcher_, &QFutureWatcher<LayoutResult>::finished, this, &GraphView::onLayoutFinished);
   connect(scene(), &QGraphicsScene::selectionChanged, this, &GraphView::onSceneSelectionChanged);
   placeOverlays();
 }
 
-GraphView::~GraphView() {
-  watcher_->waitForFinished();  // the job reads the graph and the artifact this view holds
-}
-
 bool GraphView::isLayingOut() const {
-  return graph_ && (!shown_ || layoutRunning_ || relayoutWanted_);
+  return graph_ && (!shown_ || layouts_.busy() || relayoutWanted_);
 }
 
 void GraphView::clear() {
@@ -488,57 +480,51 @@ void GraphView::setPlanSession(PlanSession* session) {
 namespace {
 
 GraphView::LayoutResult runLayout(GraphView::LayoutJob job) {
-  GraphView::LayoutResult result;
-  try {
-    if (!job.tree) {
-      job.tree = std::make_shared<const ClusterTree>(buildClusterTree(*job.target));
-      job.state = defaultExpansion(*job.tree);
-    }
-    result.scene = std::make_shared<const SceneLayout>(composeLayout(*job.graph, *job.tree, job.state, job.levels));
-  } catch (const std::exception& error) {
-    result.error = QString::fromUtf8(error.what());
+  if (!job.tree) {
+    job.tree = std::make_shared<const ClusterTree>(buildClusterTree(*job.target));
+    job.state = defaultExpansion(*job.tree);
   }
-  result.job = std::move(job);
-  return result;
+  auto scene = std::make_shared<const SceneLayout>(composeLayout(*job.graph, *job.tree, job.state, job.levels));
+  return {std::move(job), std::move(scene)};
 }
 
 }  // namespace
 
 void GraphView::startLayout() {
-  if (layoutRunning_) {  // onLayoutFinished starts the next one
+  if (layouts_.busy()) {  // onLayoutFinished starts the next one
     relayoutWanted_ = true;
     return;
   }
   relayoutWanted_ = false;
-  layoutRunning_ = true;
   if (shown_) {
     busy_->show();
     placeOverlays();
   }
-  watcher_->setFuture(
-      QtConcurrent::run(runLayout, LayoutJob{graph_, target_, tree_, state_, levels_, generation_}));
+  layouts_.start([job = LayoutJob{graph_, target_, tree_, state_, levels_, generation_}](
+                     const Progress&) mutable { return runLayout(std::move(job)); },
+                 [this, graph = graph_](JobOutcome<LayoutResult> outcome) { onLayoutFinished(graph, std::move(outcome)); });
 }
 
-void GraphView::onLayoutFinished() {
-  LayoutResult result = watcher_->result();
-  layoutRunning_ = false;
+void GraphView::onLayoutFinished(const std::shared_ptr<const ir::Graph>& graph, JobOutcome<LayoutResult> outcome) {
   busy_->hide();
-  if (!graph_ || result.job.graph != graph_) {  // the user moved on: keep what was made, lay out the graph on show
-    if (result.scene) {
-      cache_.insert(toQString(result.job.target->graphId()), GraphState{result.job.graph, result.job.tree, result.job.state,
-                                                   std::move(result.job.levels), result.scene});
+  if (!graph_ || graph != graph_) {  // the user moved on: keep what was made, lay out the graph on show
+    if (outcome.value) {
+      LayoutJob& job = outcome.value->job;
+      cache_.insert(toQString(job.target->graphId()),
+                    GraphState{job.graph, job.tree, job.state, std::move(job.levels), outcome.value->scene});
     }
     if (graph_ && isLayingOut()) startLayout();
     return;
   }
-  if (!result.scene) {
-    overlayLabel_->setText(tr("Could not lay out %1: %2").arg(graphId_, result.error));
+  if (!outcome.value) {
+    overlayLabel_->setText(tr("Could not lay out %1: %2").arg(graphId_, outcome.error.message));
     overlayLabel_->adjustSize();
     overlayLabel_->show();
     placeOverlays();
-    emit layoutFailed(result.error);
+    emit layoutFailed(outcome.error.message);
     return;
   }
+  LayoutResult& result = *outcome.value;
   const bool first = !shown_;
   if (!tree_) {
     tree_ = result.job.tree;

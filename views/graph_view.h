@@ -7,7 +7,6 @@
 // cached per expanded cluster and per graph id.
 #pragma once
 
-#include <QFutureWatcher>
 #include <QGraphicsView>
 #include <QHash>
 #include <memory>
@@ -17,6 +16,7 @@
 #include "io/artifact.h"
 #include "ir/graph.h"
 #include "plan/plan_state.h"
+#include "views/job_tracker.h"
 #include "views/logic/graph_clusters.h"
 
 class QComboBox;
@@ -36,7 +36,6 @@ class GraphView : public QGraphicsView {
   enum class Overlay { Category, Role, FusionGroup, Recompute, OffloadUnit, Size, Time };
 
   explicit GraphView(QWidget* parent = nullptr);
-  ~GraphView() override;
 
   // Shows the target's graph: at once when its layout is cached, else once the worker has laid it
   // out. Its inputs and layer units give the clusters; its node costs the time overlay, on the plan
@@ -116,7 +115,8 @@ class GraphView : public QGraphicsView {
   };
 
   void startLayout();
-  void onLayoutFinished();
+  // `graph`: the one the job laid out.
+  void onLayoutFinished(const std::shared_ptr<const ir::Graph>& graph, JobOutcome<LayoutResult> outcome);
   void relayoutAfter(const std::vector<int>& changedClusters);
   void buildScene();
   void applyOverlay();
@@ -139,11 +139,11 @@ class GraphView : public QGraphicsView {
   LevelCache levels_;
   std::shared_ptr<const SceneLayout> shown_;
   QHash<QString, GraphState> cache_;
-  QFutureWatcher<LayoutResult>* watcher_;
+  // One layout at a time (Graphviz runs one anyway): a change meanwhile waits for it, and what it
+  // made for another graph is cached.
+  JobTracker layouts_;
   // Bumped by every change of graph or expansion: a result made for an older one is not shown.
   uint64_t generation_ = 0;
-  // Set from starting a job until its result is handled (the watcher says "not running" earlier).
-  bool layoutRunning_ = false;
   bool relayoutWanted_ = false;
   ir::NodeId selected_ = ir::kNoNode;
   // Selected once the running layout is on show (a search jump into a folded layer).

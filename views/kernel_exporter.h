@@ -1,17 +1,14 @@
 // Exports CUDA kernels for the fusion groups of a plan, as `lathe export` does (kernels/): finds a
 // compiler (nvcc, else NVRTC with the host C++ compiler), generates one kernel per group, compiles
 // them and writes the bundle with its manifest, on a worker thread that reports its stage and can
-// be cancelled. The bundle is written as `lathe export` writes it (kernels/export_bundle.h): beside
+// be cancelled (a JobTracker). The bundle is written as `lathe export` writes it (kernels/export_bundle.h): beside
 // the folder, then moved in whole. A compiler run cannot be interrupted, so a cancel that comes
 // during one takes effect when it ends, before anything is moved: the folder is its old self or
 // the whole new bundle, never part of one.
 #pragma once
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QString>
-#include <QStringList>
-#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,6 +16,7 @@
 
 #include "ir/graph.h"
 #include "plan/plan_state.h"
+#include "views/job_tracker.h"
 
 namespace lathe::views {
 
@@ -47,15 +45,15 @@ class KernelExporter : public QObject {
   Q_OBJECT
 
  public:
+  // Destroyed, it cancels the export in flight and waits for it: its compiler run must not outlive
+  // the application.
   explicit KernelExporter(QObject* parent = nullptr);
-  // Cancels the export in flight and waits for it: its compiler run must not outlive the application.
-  ~KernelExporter() override;
 
   void start(KernelExportRequest request);
   // The export stops at its next stage; a compiler run in progress ends first, and what it made is
   // thrown away.
   void cancel();
-  [[nodiscard]] bool busy() const { return watcher_.isRunning(); }
+  [[nodiscard]] bool busy() const { return exports_.busy(); }
 
  signals:
   void started(const QString& output);
@@ -63,9 +61,7 @@ class KernelExporter : public QObject {
   void finished(const lathe::views::KernelExportOutcome& outcome);
 
  private:
-  QFutureWatcher<KernelExportOutcome> watcher_;
-  std::shared_ptr<std::atomic<bool>> cancel_;
-  std::vector<QFuture<KernelExportOutcome>> running_;
+  JobTracker exports_;
 };
 
 }  // namespace lathe::views

@@ -5,16 +5,16 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "analysis/snapshot_timeline.h"
-#include "io/memory_snapshot.h"
-#include "util/diagnostics.h"
 #include "views/formatting.h"
 #include "views/plan_session.h"
 
@@ -32,28 +32,22 @@ const QColor kBaselineColor(0x30, 0x30, 0x30);
 const QColor kBudgetColor(0x7b, 0x1f, 0xa2);
 const QColor kSnapshotColor(0x00, 0x96, 0x88);
 
-SnapshotCurve readSnapshotCurve(const QString& path) {
+// The allocated bytes of the device with the most trace events; nullopt when no device has any.
+std::optional<SnapshotCurve> curveOf(const analysis::SnapshotTimeline& timeline, const QString& file) {
+  const analysis::DeviceMemoryTimeline* busiest = nullptr;
+  for (const analysis::DeviceMemoryTimeline& device : timeline.devices) {
+    if (!busiest || device.eventCount > busiest->eventCount) busiest = &device;
+  }
+  if (!busiest || busiest->allocated.empty()) return std::nullopt;
   SnapshotCurve curve;
-  curve.file = QFileInfo(path).fileName();
-  try {
-    const io::MemorySnapshot snapshot = io::loadMemorySnapshot(path.toStdString());
-    const analysis::SnapshotTimeline timeline = analysis::buildSnapshotTimeline(snapshot);
-    const analysis::DeviceMemoryTimeline* busiest = nullptr;
-    for (const analysis::DeviceMemoryTimeline& device : timeline.devices) {
-      if (!busiest || device.eventCount > busiest->eventCount) busiest = &device;
-    }
-    if (!busiest || busiest->allocated.empty())
-      throw Error(ErrorCode::BadInput, "the snapshot has no allocation trace");
-    curve.device = busiest->device;
-    curve.events = busiest->eventCount;
-    curve.peakBytes = busiest->peakAllocatedBytes;
-    const double last = std::max<double>(1, static_cast<double>(busiest->eventCount) - 1);
-    for (const analysis::MemoryPoint& point : busiest->allocated) {
-      curve.position.push_back(point.eventIndex == analysis::kBeforeTrace ? 0 : point.eventIndex / last);
-      curve.bytes.push_back(static_cast<double>(point.bytes));
-    }
-  } catch (const std::exception& error) {
-    curve.error = QString::fromUtf8(error.what());
+  curve.file = file;
+  curve.device = busiest->device;
+  curve.events = busiest->eventCount;
+  curve.peakBytes = busiest->peakAllocatedBytes;
+  const double last = std::max<double>(1, static_cast<double>(busiest->eventCount) - 1);
+  for (const analysis::MemoryPoint& point : busiest->allocated) {
+    curve.position.push_back(point.eventIndex == analysis::kBeforeTrace ? 0 : point.eventIndex / last);
+    curve.bytes.push_back(static_cast<double>(point.bytes));
   }
   return curve;
 }
@@ -82,7 +76,11 @@ MemoryTimelineView::MemoryTimelineView(PlanSession* session, QWidget* parent)
       pinButton_(new QPushButton(tr("Pin as baseline"), this)),
       clearPinButton_(new QPushButton(tr("Clear baseline"), this)),
       snapshotButton_(new QPushButton(tr("Load memory snapshot…"), this)),
-      clearSnapshotButton_(new QPushButton(tr("Hide snapshot"), this)) {
+      clearSnapshotButton_(new QPushButton(tr("Hide snapshot"), this)),
+      snapshotProgress_(new QProgressBar(this)),
+      cancelSnapshotButton_(new QPushButton(tr("Cancel"), this)),
+      snapshotStatus_(new QLabel(this)),
+      snapshotLoader_(new ArtifactLoader(this)) {
   setObjectName(QStringLiteral("memoryTimeline"));
   pinButton_->setObjectName(QStringLiteral("pinBaseline"));
   pinButton_->setToolTip(tr("Keep this plan's total on the plot as an outline, to compare the next plans with it."));
@@ -92,6 +90,13 @@ MemoryTimelineView::MemoryTimelineView(PlanSession* session, QWidget* parent)
       tr("Draw a CUDA memory snapshot's allocated bytes (torch.cuda.memory._dump_snapshot) "
          "over the plan, to compare the prediction with a measured run."));
   clearSnapshotButton_->setObjectName(QStringLiteral("clearSnapshot"));
+  snapshotProgress_->setObjectName(QStringLiteral("snapshotProgress"));
+  snapshotProgress_->setRange(0, ArtifactLoader::kProgressMaximum);
+  snapshotProgress_->setMaximumWidth(160);
+  cancelSnapshotButton_->setObjectName(QStringLiteral("cancelSnapshot"));
+  snapshotStatus_->setObjectName(QStringLiteral("snapshotStatus"));
+  // A long error is cut to the row's width; its tooltip has all of it.
+  snapshotStatus_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
@@ -101,21 +106,20 @@ MemoryTimelineView::MemoryTimelineView(PlanSession* session, QWidget* parent)
     button->setFlat(true);
     buttons->addWidget(button);
   }
-  buttons->addStretch(1);
+  buttons->addWidget(snapshotProgress_);
+  cancelSnapshotButton_->setFlat(true);
+  buttons->addWidget(cancelSnapshotButton_);
+  buttons->addWidget(snapshotStatus_, 1);
+  showSnapshotProgress(false);
   layout->addLayout(buttons);
   layout->addWidget(plot_, 1);
   connect(pinButton_, &QPushButton::clicked, this, &MemoryTimelineView::pinBaseline);
   connect(clearPinButton_, &QPushButton::clicked, this, &MemoryTimelineView::clearBaseline);
   connect(snapshotButton_, &QPushButton::clicked, this, &MemoryTimelineView::chooseSnapshot);
   connect(clearSnapshotButton_, &QPushButton::clicked, this, &MemoryTimelineView::clearSnapshot);
-  connect(&snapshotWatcher_, &QFutureWatcherBase::finished, this, [this] {
-    SnapshotCurve curve = snapshotWatcher_.result();
-    const bool ok = curve.error.isEmpty();
-    const QString error = curve.error;
-    if (ok) snapshot_ = std::move(curve);
-    showCurrentStep();
-    emit snapshotLoaded(ok, error);
-  });
+  connect(cancelSnapshotButton_, &QPushButton::clicked, this, &MemoryTimelineView::cancelSnapshot);
+  connect(snapshotLoader_, &ArtifactLoader::progress, snapshotProgress_, &QProgressBar::setValue);
+  connect(snapshotLoader_, &ArtifactLoader::finished, this, &MemoryTimelineView::onSnapshotLoaded);
   plot_->xAxis->setLabel(tr("Execution"));
   plot_->legend->setVisible(true);
   // One row above the plot: inside it, the legend would hide the forward's peaks and the peak label.
@@ -132,10 +136,6 @@ MemoryTimelineView::MemoryTimelineView(PlanSession* session, QWidget* parent)
   connect(session_, &PlanSession::currentStepChanged, this, &MemoryTimelineView::showCurrentStep);
   connect(plot_, &QCustomPlot::mousePress, this, &MemoryTimelineView::onPlotClicked);
   showCurrentStep();
-}
-
-MemoryTimelineView::~MemoryTimelineView() {
-  snapshotWatcher_.waitForFinished();
 }
 
 void MemoryTimelineView::pinBaseline() {
@@ -165,8 +165,48 @@ double MemoryTimelineView::baselinePeakBytes() const {
 }
 
 void MemoryTimelineView::loadSnapshot(const QString& path) {
-  snapshotWatcher_.waitForFinished();
-  snapshotWatcher_.setFuture(QtConcurrent::run(readSnapshotCurve, path));
+  snapshotLoader_->loadSnapshot(path);
+  snapshotProgress_->setValue(0);
+  snapshotStatus_->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+  snapshotStatus_->setToolTip(path);
+  snapshotStatus_->setStyleSheet({});
+  showSnapshotProgress(true);
+}
+
+void MemoryTimelineView::cancelSnapshot() {
+  snapshotLoader_->cancel();
+}
+
+void MemoryTimelineView::showSnapshotProgress(bool loading) {
+  snapshotProgress_->setVisible(loading);
+  cancelSnapshotButton_->setVisible(loading);
+  snapshotStatus_->setVisible(loading || !snapshotStatus_->text().isEmpty());
+}
+
+void MemoryTimelineView::onSnapshotLoaded(const LoadOutcome& outcome) {
+  const QString file = QFileInfo(snapshotLoader_->path()).fileName();
+  std::optional<SnapshotCurve> curve;
+  if (outcome.snapshotTimeline) curve = curveOf(*outcome.snapshotTimeline, file);
+  QString error;
+  if (outcome.cancelled) {
+    error = tr("Loading the snapshot %1 cancelled").arg(file);
+  } else if (!outcome.error.isEmpty()) {
+    error = tr("Could not load the snapshot %1: %2").arg(file, outcome.error);
+    if (!outcome.errorLocation.isEmpty()) error += QStringLiteral(" (%1)").arg(outcome.errorLocation);
+  } else if (!curve) {
+    error = tr("The snapshot %1 has no allocation trace: record one with "
+               "torch.cuda.memory._record_memory_history() before the steps.")
+                .arg(file);
+  }
+  snapshotStatus_->setText(error);
+  snapshotStatus_->setToolTip(error);
+  snapshotStatus_->setStyleSheet(error.isEmpty() ? QString() : QStringLiteral("QLabel { color: #b00020; }"));
+  showSnapshotProgress(false);
+  if (curve) {
+    snapshot_ = std::move(*curve);
+    showCurrentStep();
+  }
+  emit snapshotLoaded(error.isEmpty(), error);
 }
 
 void MemoryTimelineView::clearSnapshot() {

@@ -2,11 +2,11 @@
 // area per memory category (analysis::MemoryCategory order), with the peak, the start of the
 // backward and, for budget plans, the budget marked. "Pin as baseline" keeps the plan on show as an
 // outline under the next ones; a CUDA memory snapshot's allocated bytes can be drawn on the same
-// axis, and a run folder's measured peak (lathe.profile/1) beside the planned one for the graphs the
+// axis (read by an ArtifactLoader, with its progress, Cancel and errors shown above the plot), and a
+// run folder's measured peak (lathe.profile/1) beside the planned one for the graphs the
 // run planned. Clicking the plot picks the execution under the cursor.
 #pragma once
 
-#include <QFutureWatcher>
 #include <QVector>
 #include <QWidget>
 
@@ -14,10 +14,13 @@
 
 #include "ir/graph.h"
 #include "plan/profile.h"
+#include "views/artifact_loader.h"
 #include "views/formatting.h"
 
 class QCustomPlot;
+class QLabel;
 class QMouseEvent;
+class QProgressBar;
 class QPushButton;
 
 namespace lathe::views {
@@ -27,7 +30,6 @@ class PlanSession;
 // A snapshot's allocated bytes over its trace events (the device with the most events).
 struct SnapshotCurve {
   QString file;
-  QString error;
   QVector<double> position;  // 0..1 along the trace (event index over the last event's)
   QVector<double> bytes;
   int64_t device = 0;
@@ -40,7 +42,6 @@ class MemoryTimelineView : public QWidget {
 
  public:
   explicit MemoryTimelineView(PlanSession* session, QWidget* parent = nullptr);
-  ~MemoryTimelineView() override;
 
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
   // The highest point of the stacked areas, in bytes (what the plot shows as the peak).
@@ -64,9 +65,12 @@ class MemoryTimelineView : public QWidget {
   // The pinned total's highest point in bytes (0 without a baseline).
   [[nodiscard]] double baselinePeakBytes() const;
 
-  // Loads a CUDA memory snapshot (.pickle) in the background and draws its allocated bytes;
-  // snapshotLoaded says how it went.
+  // Loads a CUDA memory snapshot (.pickle) in the background and draws its allocated bytes, in
+  // place of the one drawn; a load in flight is cancelled. snapshotLoaded says how it went; a
+  // snapshot that does not load is reported above the plot and leaves the plot as it was.
   void loadSnapshot(const QString& path);
+  // Stops the snapshot load in flight (the Cancel beside its progress).
+  void cancelSnapshot();
   void clearSnapshot();
   [[nodiscard]] const SnapshotCurve& snapshot() const { return snapshot_; }
   // Asks for a snapshot file and loads it.
@@ -78,6 +82,8 @@ class MemoryTimelineView : public QWidget {
 
  private:
   void showCurrentStep();
+  void onSnapshotLoaded(const LoadOutcome& outcome);
+  void showSnapshotProgress(bool loading);
   // The run's measurements for the graph on show (legend entry, peak line); returns the peak line's
   // height in axis units, 0 when none is drawn.
   double showMeasured(const QString& graphId);
@@ -90,6 +96,9 @@ class MemoryTimelineView : public QWidget {
   QPushButton* clearPinButton_;
   QPushButton* snapshotButton_;
   QPushButton* clearSnapshotButton_;
+  QProgressBar* snapshotProgress_;
+  QPushButton* cancelSnapshotButton_;
+  QLabel* snapshotStatus_;  // the load in flight, or why the last one failed
   QVector<double> baseline_;  // bytes per execution of the pinned step
   ByteUnit unit_;             // of the y axis, chosen at each redraw
   QString baselineLabel_;
@@ -98,7 +107,7 @@ class MemoryTimelineView : public QWidget {
   double measuredPeakBytes_ = 0;
   QString measuredSummary_;
   SnapshotCurve snapshot_;
-  QFutureWatcher<SnapshotCurve> snapshotWatcher_;
+  ArtifactLoader* snapshotLoader_;
 };
 
 }  // namespace lathe::views

@@ -2,7 +2,6 @@
 
 #include <QFile>
 #include <QRegularExpression>
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -11,10 +10,6 @@
 namespace lathe::views {
 
 namespace {
-
-QString errorText(const std::exception& error) {
-  return QString::fromUtf8(error.what());
-}
 
 // The planned step and simulated streams of every state of a run.
 std::shared_ptr<PlanRun> completeRun(const std::shared_ptr<const passes::PlanTarget>& target,
@@ -34,58 +29,25 @@ std::shared_ptr<PlanRun> completeRun(const std::shared_ptr<const passes::PlanTar
   return run;
 }
 
-PlanOutcome planGraph(const std::shared_ptr<const passes::PlanTarget>& target, const QString& graphId,
-                      const std::shared_ptr<const passes::BudgetFrontier>& frontier, const QString& pipeline,
-                      const std::optional<BudgetRequest>& budget, const std::shared_ptr<std::atomic<bool>>& cancel) {
-  PlanOutcome outcome;
-  try {
-    Progress progress;
-    progress.cancel = cancel.get();
-    const passes::PassContext context = target->context(progress);
-    passes::PipelineRun pipelineRun;
-    QString text = pipeline;
-    if (budget) {
-      pipelineRun = runBudgetPipeline(*target, frontier.get(), *budget, progress);
-      text =
-          QString::fromStdString(budgetPipeline(*budget, frontier != nullptr, !pipelineRun.finalState().units.empty()));
-    } else {
-      pipelineRun = passes::runPipeline(context, passes::parsePipeline(pipeline.toStdString()));
-    }
-    auto run = completeRun(target, context, std::move(pipelineRun), progress);
-    run->graphId = graphId;
-    run->pipeline = text;
-    run->budget = budget;
-    outcome.run = std::move(run);
-  } catch (const Error& error) {
-    outcome.cancelled = error.code() == ErrorCode::Cancelled;
-    outcome.error = errorText(error);
-  } catch (const std::exception& error) {
-    // Anything else is a bug in a pass; the window shows it instead of going down with it.
-    outcome.error = errorText(error);
+std::shared_ptr<const PlanRun> planGraph(const std::shared_ptr<const passes::PlanTarget>& target,
+                                         const QString& graphId,
+                                         const std::shared_ptr<const passes::BudgetFrontier>& frontier,
+                                         const QString& pipeline, const std::optional<BudgetRequest>& budget,
+                                         const Progress& progress) {
+  const passes::PassContext context = target->context(progress);
+  passes::PipelineRun pipelineRun;
+  QString text = pipeline;
+  if (budget) {
+    pipelineRun = runBudgetPipeline(*target, frontier.get(), *budget, progress);
+    text = QString::fromStdString(budgetPipeline(*budget, frontier != nullptr, !pipelineRun.finalState().units.empty()));
+  } else {
+    pipelineRun = passes::runPipeline(context, passes::parsePipeline(pipeline.toStdString()));
   }
-  return outcome;
-}
-
-FrontierOutcome frontierOf(const std::shared_ptr<const passes::PlanTarget>& target,
-                           const std::shared_ptr<std::atomic<bool>>& cancel) {
-  FrontierOutcome outcome;
-  outcome.target = target;
-  try {
-    Progress progress;
-    progress.cancel = cancel.get();
-    if (target->joint().joint) {
-      outcome.frontier =
-          std::make_shared<const passes::BudgetFrontier>(passes::solveBudgetFrontier(target->context(progress)));
-    }
-  } catch (const std::exception& error) {
-    outcome.error = errorText(error);
-  }
-  return outcome;
-}
-
-template <typename T>
-void waitAll(std::vector<QFuture<T>>& futures) {
-  for (QFuture<T>& future : futures) future.waitForFinished();
+  auto run = completeRun(target, context, std::move(pipelineRun), progress);
+  run->graphId = graphId;
+  run->pipeline = text;
+  run->budget = budget;
+  return run;
 }
 
 }  // namespace
@@ -112,35 +74,24 @@ const passes::PipelineRecord* PlanRun::recordOf(std::string_view pass) const {
   return nullptr;
 }
 
-PlanSession::PlanSession(QObject* parent) : QObject(parent) {
-  connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
-    const QFuture<PlanOutcome> future = watcher_.future();
-    if (future.resultCount() == 0) return;
-    const PlanOutcome outcome = future.result();
-    if (!outcome.run) {
-      if (outcome.cancelled && pendingBudget_) return;  // the budget run waiting for the frontier replaces it
-      emit finished(false, outcome.error);
-      return;
-    }
-    run_ = outcome.run;
-    currentStep_ = -1;
-    emit finished(true, {});
-    setCurrentStep(run_->stepCount() - 1);
-  });
-  connect(&frontierWatcher_, &QFutureWatcherBase::finished, this, &PlanSession::onFrontierFinished);
-}
+PlanSession::PlanSession(QObject* parent) : QObject(parent) {}
 
-PlanSession::~PlanSession() {
-  if (cancel_) cancel_->store(true);
-  if (frontierCancel_) frontierCancel_->store(true);
-  waitAll(running_);
-  waitAll(frontierRunning_);
+void PlanSession::onRunFinished(JobOutcome<std::shared_ptr<const PlanRun>> outcome) {
+  if (!outcome.value) {
+    if (outcome.error.cancelled && pendingBudget_) return;  // the budget run waiting for the frontier replaces it
+    emit finished(false, outcome.error.message);
+    return;
+  }
+  run_ = std::move(*outcome.value);
+  currentStep_ = -1;
+  emit finished(true, {});
+  setCurrentStep(run_->stepCount() - 1);
 }
 
 void PlanSession::setGraph(std::shared_ptr<const io::Artifact> artifact, const QString& graphId,
                            std::shared_ptr<const ir::Graph> graph) {
   cancel();
-  if (frontierCancel_) frontierCancel_->store(true);
+  frontiers_.abandon();
   artifact_ = std::move(artifact);
   graphId_ = graphId;
   graph_ = std::move(graph);
@@ -163,7 +114,7 @@ void PlanSession::setHardware(const QString& idOrPath) {
 
 void PlanSession::useHardware(const QString& idOrPath) {
   hw::HwProfile hardware = hw::resolveHwProfile(idOrPath.toStdString());  // throws before anything changes
-  if (frontierCancel_) frontierCancel_->store(true);
+  frontiers_.abandon();
   hardware_ = idOrPath;
   hardwareProfile_ = std::move(hardware);
   // The graph's analyses carry over: only the costs are computed anew.
@@ -185,11 +136,12 @@ void PlanSession::setHardwareProfile(const hw::HwProfile& profile) {
   const QString path = profileDir_->filePath(name + QStringLiteral(".json"));
   const std::string json = hw::hwProfileToJson(profile).dump(1) + "\n";
   QFile file(path);
+  // Flushed before useHardware reads the file back: QFile holds small writes in its buffer.
   if (!profileDir_->isValid() || !file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-      file.write(json.data(), static_cast<qint64>(json.size())) != static_cast<qint64>(json.size()) || !file.flush()) {
+      file.write(json.data(), static_cast<qint64>(json.size())) != static_cast<qint64>(json.size()) ||
+      !file.flush()) {
     throw Error(ErrorCode::BadInput, "cannot write the hardware profile " + profile.id + " to " + path.toStdString());
   }
-  file.close();  // useHardware reads it back at once
   // Always anew: the file may be the one planned on, with another profile of the same id in it.
   useHardware(path);
 }
@@ -221,19 +173,16 @@ void PlanSession::startRun(const QString& pipeline, std::optional<BudgetRequest>
     emit finished(false, tr("No graph to plan"));
     return;
   }
-  // Cancel the run in flight; it keeps its own flag, so the new one starts clean.
-  cancel();
-  std::erase_if(running_, [](const QFuture<PlanOutcome>& future) { return future.isFinished(); });
-  cancel_ = std::make_shared<std::atomic<bool>>(false);
-  QFuture<PlanOutcome> future =
-      QtConcurrent::run(planGraph, target_, graphId_, frontier_, pipeline, budget, cancel_);
-  running_.push_back(future);
-  watcher_.setFuture(future);
+  runs_.start(
+      [target = target_, graphId = graphId_, frontier = frontier_, pipeline, budget](const Progress& progress) {
+        return planGraph(target, graphId, frontier, pipeline, budget, progress);
+      },
+      [this](JobOutcome<std::shared_ptr<const PlanRun>> outcome) { onRunFinished(std::move(outcome)); });
   emit started(budget ? QString::fromStdString(budgetPipeline(*budget, joint_, true)) : pipeline);
 }
 
 void PlanSession::cancel() {
-  if (cancel_) cancel_->store(true);
+  runs_.cancel();
 }
 
 void PlanSession::requestFrontier() {
@@ -242,31 +191,27 @@ void PlanSession::requestFrontier() {
     emit frontierReady(true, {});
     return;
   }
-  if (frontierWatcher_.isRunning() && frontierCancel_ && !frontierCancel_->load()) return;  // on its way
-  std::erase_if(frontierRunning_, [](const QFuture<FrontierOutcome>& future) { return future.isFinished(); });
-  frontierCancel_ = std::make_shared<std::atomic<bool>>(false);
-  QFuture<FrontierOutcome> future = QtConcurrent::run(frontierOf, target_, frontierCancel_);
-  frontierRunning_.push_back(future);
-  frontierWatcher_.setFuture(future);
+  if (frontiers_.busy()) return;  // on its way
+  frontiers_.start(
+      [target = target_](const Progress& progress) {
+        return std::make_shared<const passes::BudgetFrontier>(passes::solveBudgetFrontier(target->context(progress)));
+      },
+      [this](JobOutcome<std::shared_ptr<const passes::BudgetFrontier>> outcome) {
+        onFrontierFinished(std::move(outcome));
+      });
   emit frontierStarted();
 }
 
-void PlanSession::onFrontierFinished() {
-  const QFuture<FrontierOutcome> future = frontierWatcher_.future();
-  if (future.resultCount() == 0) return;
-  const FrontierOutcome outcome = future.result();
-  // A frontier of another graph or target, cancelled when that changed.
-  if (!outcome.error.isEmpty()) {
-    if (frontierCancel_ && frontierCancel_->load()) return;
-    emit frontierReady(false, outcome.error);
+void PlanSession::onFrontierFinished(JobOutcome<std::shared_ptr<const passes::BudgetFrontier>> outcome) {
+  if (!outcome.value) {
+    emit frontierReady(false, outcome.error.message);
     if (pendingBudget_) {
       pendingBudget_.reset();
-      emit finished(false, outcome.error);
+      emit finished(false, outcome.error.message);
     }
     return;
   }
-  if (outcome.target != target_) return;
-  frontier_ = outcome.frontier;
+  frontier_ = std::move(*outcome.value);
   emit frontierReady(true, {});
   if (pendingBudget_) {
     const BudgetRequest request = *pendingBudget_;

@@ -1,15 +1,13 @@
-// Plans the selected graph: runs a pipeline on a worker thread (QtConcurrent) with progress and
+// Plans the selected graph: runs a pipeline on a worker thread (a JobTracker) with progress and
 // cancel, keeps every step's plan state, planned step (schedule, memory timeline) and simulated
 // streams (Gantt), and tracks which step is current for the plan views. Starting a new run cancels
 // the one in flight. For the budget panel it also computes the recompute frontier of a joint graph
 // once per target and runs budget plans from it (budget_plan.h).
 #pragma once
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QString>
 #include <QTemporaryDir>
-#include <atomic>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -21,6 +19,7 @@
 #include "passes/plan_target.h"
 #include "views/logic/budget_plan.h"
 #include "views/formatting.h"
+#include "views/job_tracker.h"
 #include "views/logic/step_gantt.h"
 
 namespace lathe::views {
@@ -49,25 +48,11 @@ struct PlanRun {
   [[nodiscard]] const passes::PipelineRecord* recordOf(std::string_view pass) const;
 };
 
-struct PlanOutcome {
-  std::shared_ptr<const PlanRun> run;
-  QString error;
-  bool cancelled = false;
-};
-
-struct FrontierOutcome {
-  std::shared_ptr<const passes::PlanTarget> target;  // the one it was solved on
-  std::shared_ptr<const passes::BudgetFrontier> frontier;  // null for a graph that is not joint
-  QString error;
-};
-
 class PlanSession : public QObject {
   Q_OBJECT
 
  public:
   explicit PlanSession(QObject* parent = nullptr);
-  // Cancels and waits for the runs still going, whose threads must not outlive the application.
-  ~PlanSession() override;
 
   // The graph to plan: one of the artifact's, with its listing id. Clears the last run.
   void setGraph(std::shared_ptr<const io::Artifact> artifact, const QString& graphId,
@@ -95,12 +80,12 @@ class PlanSession : public QObject {
   // frontierReady when it is there (at once when it already is).
   void requestFrontier();
   [[nodiscard]] const std::shared_ptr<const passes::BudgetFrontier>& frontier() const { return frontier_; }
-  [[nodiscard]] bool frontierBusy() const { return frontierWatcher_.isRunning(); }
+  [[nodiscard]] bool frontierBusy() const { return frontiers_.busy(); }
   // Plans split,fusion,recompute(policy=budget),offload(policy=heuristic) for a joint graph from its
   // frontier (computed first when missing); split,fusion,offload for other graphs.
   void runBudget(const BudgetRequest& request);
 
-  [[nodiscard]] bool busy() const { return watcher_.isRunning(); }
+  [[nodiscard]] bool busy() const { return runs_.busy(); }
   [[nodiscard]] const std::shared_ptr<const PlanRun>& planRun() const { return run_; }
   [[nodiscard]] int currentStep() const { return currentStep_; }
   // Makes a step (0 = initial state) the one the plan views show; out-of-range steps are ignored.
@@ -124,14 +109,9 @@ class PlanSession : public QObject {
  private:
   void startRun(const QString& pipeline, std::optional<BudgetRequest> budget);
   void useHardware(const QString& idOrPath);
-  void onFrontierFinished();
+  void onRunFinished(JobOutcome<std::shared_ptr<const PlanRun>> outcome);
+  void onFrontierFinished(JobOutcome<std::shared_ptr<const passes::BudgetFrontier>> outcome);
 
-  QFutureWatcher<PlanOutcome> watcher_;
-  QFutureWatcher<FrontierOutcome> frontierWatcher_;
-  std::shared_ptr<std::atomic<bool>> cancel_;
-  std::shared_ptr<std::atomic<bool>> frontierCancel_;
-  std::vector<QFuture<PlanOutcome>> running_;
-  std::vector<QFuture<FrontierOutcome>> frontierRunning_;
   std::shared_ptr<const io::Artifact> artifact_;
   std::shared_ptr<const ir::Graph> graph_;
   QString graphId_;
@@ -144,6 +124,9 @@ class PlanSession : public QObject {
   std::optional<BudgetRequest> pendingBudget_;  // waits for the frontier
   std::shared_ptr<const PlanRun> run_;
   int currentStep_ = -1;
+  // Last: destroyed first, they wait for the threads still planning.
+  JobTracker runs_;
+  JobTracker frontiers_;  // a frontier of another graph or target is abandoned when that changes
 };
 
 }  // namespace lathe::views

@@ -32,6 +32,14 @@ const QStringList kAvailableViews{QStringLiteral("graph"),  QStringLiteral("node
                                   QStringLiteral("budget"), QStringLiteral("pipeline"), QStringLiteral("gantt"),
                                   QStringLiteral("guards"), QStringLiteral("code"),     QStringLiteral("offload")};
 
+// The views' widgets (by objectName) that a screenshot reports when they are on show: every --view's,
+// and those that share a place with one (tabs of the same area).
+const QStringList kReportedWidgets{
+    QStringLiteral("graphView"),     QStringLiteral("nodesTable"),       QStringLiteral("guardsView"),
+    QStringLiteral("codeView"),      QStringLiteral("memoryTimeline"),   QStringLiteral("ganttView"),
+    QStringLiteral("offloadRunView"), QStringLiteral("savedTensorTable"), QStringLiteral("paretoView"),
+    QStringLiteral("budgetPanel"),   QStringLiteral("nodeInspectorText"), QStringLiteral("pipelinePanel")};
+
 // The centre tab a view shows; the plan views share the window with the node table.
 lathe::studio::MainWindow::CentralView centralViewFor(const QString& view, bool planView) {
   using CentralView = lathe::studio::MainWindow::CentralView;
@@ -77,6 +85,24 @@ void printError(const QString& message) {
   QTextStream(stderr) << QStringLiteral("lathe-studio: ") << message << Qt::endl;
 }
 
+// What the picture shows, read from the widget tree (not from --view): a line "shown NAME X Y WIDTH
+// HEIGHT" on stdout for each reported widget on show, with the bounds of its visible part in the
+// picture's pixels. After the grab: the picture is of that state.
+void reportShownWidgets(const QWidget& window) {
+  QTextStream out(stdout);
+  for (const QString& name : kReportedWidgets) {
+    const auto* widget = window.findChild<QWidget*>(name);
+    if (!widget || !widget->isVisible()) continue;
+    // Its rectangle as its ancestors clip it (visibleRegion() would leave out what its own children cover).
+    QRect shown = window.rect();
+    for (const QWidget* clip = widget; clip && clip != &window; clip = clip->parentWidget())
+      shown &= QRect(clip->mapTo(&window, QPoint(0, 0)), clip->size());
+    if (shown.isEmpty()) continue;
+    out << "shown " << name << ' ' << shown.x() << ' ' << shown.y() << ' ' << shown.width() << ' ' << shown.height()
+        << Qt::endl;
+  }
+}
+
 int takeScreenshot(const QString& output, const QString& path, const QString& view) {
   using lathe::studio::MainWindow;
   MainWindow window(MainWindow::Options{.useSettings = false});
@@ -85,9 +111,9 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
   const bool planView = view == QStringLiteral("timeline") || view == QStringLiteral("budget") ||
                         view == QStringLiteral("pipeline") || view == QStringLiteral("gantt") ||
                         view == QStringLiteral("offload");
-  window.showCentralView(centralViewFor(view, planView));
-  window.show();
-  if (planView) {
+  auto showAskedView = [&] {
+    window.showCentralView(centralViewFor(view, planView));
+    if (!planView) return;
     // "budget": the budget panel beside the timeline it moves.
     if (view == QStringLiteral("budget")) window.showPlanView(MainWindow::PlanView::Timeline);
     window.showPlanView(view == QStringLiteral("timeline") ? MainWindow::PlanView::Timeline
@@ -95,12 +121,18 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
                         : view == QStringLiteral("gantt")  ? MainWindow::PlanView::Gantt
                         : view == QStringLiteral("offload") ? MainWindow::PlanView::OffloadRun
                                                            : MainWindow::PlanView::Pipeline);
-  }
+  };
+  window.show();
+  showAskedView();
   int exitCode = 0;
   auto grab = [&] {
+    // Again: what was opened may have hidden it (the Offload run dock goes with a capture that
+    // streamed no weights; asked for, it says so).
+    showAskedView();
     // Let the views lay out and paint the new content before grabbing.
     QTimer::singleShot(0, &window, [&] {
       const QImage image = window.grab().toImage();
+      reportShownWidgets(window);
       if (!image.save(output, "PNG")) {
         printError(QCoreApplication::translate("main", "cannot write %1").arg(output));
         exitCode = kExitInternal;

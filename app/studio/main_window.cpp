@@ -123,9 +123,7 @@ MainWindow::MainWindow(Options options, QWidget* parent)
   }
 }
 
-MainWindow::~MainWindow() {
-  saveWatcher_.waitForFinished();  // a plan half-written when the window goes is not written
-}
+MainWindow::~MainWindow() = default;
 
 void MainWindow::createWidgets() {
   auto* central = new QWidget(this);

@@ -4,7 +4,6 @@
 // kernels from the File menu (main_window_plans.cpp).
 #pragma once
 
-#include <QFutureWatcher>
 #include <QMainWindow>
 #include <QString>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "io/artifact.h"
 #include "ir/graph.h"
 #include "plan/plan_bundle.h"
+#include "views/job_tracker.h"
 
 class QAction;
 class QDockWidget;
@@ -177,7 +177,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] bool runOpenedPlan(const QString& graphId);
   void onPlanFinished(bool ok, const QString& error);
   void savePlanDialog();
-  void onPlanSaved();
+  void onPlanSaved(const views::JobOutcome<QString>& saved);
   void exportKernelsDialog();
   void onKernelsExported(const views::KernelExportOutcome& outcome);
 
@@ -236,7 +236,8 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const views::PlanRun> kernelRefsRun_;
   QAction* savePlanAction_ = nullptr;
   QAction* exportKernelsAction_ = nullptr;
-  QFutureWatcher<QString> saveWatcher_;  // the error, "" when saved
+  // A save is never cancelled: the window waits for it as it goes, so the file is written whole.
+  views::JobTracker planSaves_;
   QString savingTo_;
   std::shared_ptr<const views::PlanRun> savingRun_;
   views::KernelExporter* kernelExporter_ = nullptr;

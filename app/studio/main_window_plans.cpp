@@ -10,7 +10,6 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStatusBar>
-#include <QtConcurrent/QtConcurrentRun>
 #include <filesystem>
 
 #include "kernels/export_bundle.h"
@@ -57,7 +56,6 @@ void MainWindow::createPlanFileActions(QMenu* file) {
   connect(planSession_, &views::PlanSession::started, this, &MainWindow::updatePlanFileActions);
   connect(planSession_, &views::PlanSession::finished, this, &MainWindow::updatePlanFileActions);
   connect(planSession_, &views::PlanSession::graphChanged, this, &MainWindow::updatePlanFileActions);
-  connect(&saveWatcher_, &QFutureWatcherBase::finished, this, &MainWindow::onPlanSaved);
   connect(kernelExporter_, &views::KernelExporter::started, this, [this](const QString& output) {
     exportStage_->setText(tr("Exporting kernels to %1…").arg(output));
     for (QWidget* widget : {static_cast<QWidget*>(exportStage_), static_cast<QWidget*>(exportProgress_),
@@ -80,7 +78,7 @@ void MainWindow::createPlanFileActions(QMenu* file) {
 void MainWindow::updatePlanFileActions() {
   // While a run is on its way the views are about to show another plan: nothing to save yet.
   const std::shared_ptr<const views::PlanRun> run = planSession_->busy() ? nullptr : planSession_->planRun();
-  savePlanAction_->setEnabled(run && !saveWatcher_.isRunning());
+  savePlanAction_->setEnabled(run && !planSaves_.busy());
   exportKernelsAction_->setEnabled(run && !run->run.finalState().groups.empty() && !kernelExporter_->busy());
 }
 
@@ -179,33 +177,32 @@ void MainWindow::savePlanDialog() {
 void MainWindow::savePlan(const QString& path) {
   const auto run = planSession_->planRun();
   const auto& artifact = treeModel_->artifact();
-  if (!run || !artifact || saveWatcher_.isRunning()) return;
+  if (!run || !artifact || planSaves_.busy()) return;
   std::error_code ec;
   const std::string capture = std::filesystem::absolute(artifact->path, ec).string();
   const std::vector<plan::KernelsRef> kernels = run == kernelRefsRun_ ? kernelRefs_ : std::vector<plan::KernelsRef>{};
   savingTo_ = path;
   savingRun_ = run;
   // The bundle's timeline is the planned step's again: for a large graph that takes a moment.
-  saveWatcher_.setFuture(QtConcurrent::run([run, capture, kernels, path]() -> QString {
-    try {
-      const Progress progress;
-      plan::PlanBundle bundle =
-          passes::buildPlanBundle(run->target->context(progress), run->run, capture, run->graphId.toStdString());
-      bundle.kernels = kernels;
-      plan::writePlan(path.toStdString(), bundle);
-      return {};
-    } catch (const std::exception& error) {
-      return QString::fromUtf8(error.what());
-    }
-  }));
+  planSaves_.start(
+      [run, capture, kernels, path](const Progress&) {
+        // Runs to its end even when the window goes: the cancel is not passed on.
+        const Progress progress;
+        plan::PlanBundle bundle =
+            passes::buildPlanBundle(run->target->context(progress), run->run, capture, run->graphId.toStdString());
+        bundle.kernels = kernels;
+        plan::writePlan(path.toStdString(), bundle);
+        return path;
+      },
+      [this](const views::JobOutcome<QString>& saved) { onPlanSaved(saved); });
   statusBar()->showMessage(tr("Saving the plan to %1…").arg(path));
   updatePlanFileActions();
 }
 
-void MainWindow::onPlanSaved() {
-  const QString error = saveWatcher_.result();
+void MainWindow::onPlanSaved(const views::JobOutcome<QString>& saved) {
   updatePlanFileActions();
-  if (!error.isEmpty()) {
+  if (!saved.value) {
+    const QString& error = saved.error.message;
     statusBar()->showMessage(tr("Could not save the plan to %1").arg(savingTo_));
     showMessage(this, QMessageBox::Warning, tr("Save Plan"),
                 tr("Could not save the plan to %1; no file was changed.").arg(savingTo_), error);

@@ -2,18 +2,22 @@
 // background and the timeline follows (within the budget where it can be met, said so where it
 // cannot), the target GPU changes the estimate, the Gantt draws the simulated streams, a Pareto
 // click sets the budget, the saved-tensor ledger adds up to the plan's saved bytes, and a measured
-// memory snapshot is drawn over the plan.
+// memory snapshot is drawn over the plan (read by the studio's loader: one that does not load is
+// reported above the plot and leaves it as it was).
 #include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QDir>
+#include <QFile>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
+#include <utility>
 
 #include "io/artifact.h"
 #include "main_window.h"
@@ -73,6 +77,21 @@ const PlanRun* waitForBudgetRun(PlanSession* session, uint64_t budget, const QSt
   return done ? session->planRun().get() : nullptr;
 }
 
+// Opens a capture and waits for its plan to be on show.
+bool openPlanned(MainWindow& window, const QString& path) {
+  QSignalSpy loaded(&window, &MainWindow::loadFinished);
+  window.openPath(path);
+  return loaded.wait(60000) && waitUntil([&] { return window.planSession()->currentPlanned() != nullptr; });
+}
+
+// Loads a snapshot onto the timeline and waits for its outcome: (ok, error).
+std::pair<bool, QString> loadSnapshot(lathe::views::MemoryTimelineView* timeline, const QString& path) {
+  QSignalSpy loaded(timeline, &lathe::views::MemoryTimelineView::snapshotLoaded);
+  timeline->loadSnapshot(path);
+  if (!loaded.wait(120000)) return {false, QStringLiteral("the snapshot load did not end")};
+  return {loaded.first().first().toBool(), loaded.first().at(1).toString()};
+}
+
 // A statistic of a run's last step of `pass`; -1 when missing.
 // A recompute statistic of the run's last recompute step; -1 when it has none.
 double recomputeStat(const PlanRun& run, const lathe::passes::StatKey& key) {
@@ -98,6 +117,7 @@ class BudgetViewsTest : public QObject {
   void ledgerModelOnEveryTrainingCapture_data();
   void ledgerModelOnEveryTrainingCapture();
   void snapshotIsDrawnOverThePlan();
+  void damagedSnapshotLeavesTheTimelineAsItWas();
   void inferenceGraphPlansOffloadOnly();
 };
 
@@ -451,16 +471,11 @@ void BudgetViewsTest::ledgerModelOnEveryTrainingCapture() {
 void BudgetViewsTest::snapshotIsDrawnOverThePlan() {
   MainWindow window(MainWindow::Options{.useSettings = false});
   window.show();
-  QSignalSpy loaded(&window, &MainWindow::loadFinished);
-  window.openPath(sample("captures/mixtral_2l_train.log.gz"));
-  QVERIFY(loaded.wait(60000));
-  QVERIFY(waitUntil([&] { return window.planSession()->currentPlanned() != nullptr; }));
+  QVERIFY(openPlanned(window, sample("captures/mixtral_2l_train.log.gz")));
   lathe::views::MemoryTimelineView* timeline = window.timelineView();
   const int graphsBefore = timeline->plot()->graphCount();
-  QSignalSpy snapshot(timeline, &lathe::views::MemoryTimelineView::snapshotLoaded);
-  timeline->loadSnapshot(sample("memory_snapshot/ftcourse/memory_snapshot.pickle"));
-  QVERIFY(snapshot.wait(120000));
-  QVERIFY2(snapshot.first().first().toBool(), qPrintable(snapshot.first().at(1).toString()));
+  const auto [ok, error] = loadSnapshot(timeline, sample("memory_snapshot/ftcourse/memory_snapshot.pickle"));
+  QVERIFY2(ok, qPrintable(error));
   QVERIFY(timeline->snapshot().peakBytes > 0);
   QVERIFY(timeline->snapshot().bytes.size() > 2);
   QCOMPARE(timeline->plot()->graphCount(), graphsBefore + 1);
@@ -474,11 +489,68 @@ void BudgetViewsTest::snapshotIsDrawnOverThePlan() {
   QVERIFY(timeline->plot()->toolTip().contains(QStringLiteral("spread evenly")));
 
   // A file that is not a snapshot is refused and the curve kept.
-  QSignalSpy refused(timeline, &lathe::views::MemoryTimelineView::snapshotLoaded);
-  timeline->loadSnapshot(sample("README.md"));
-  QVERIFY(refused.wait(60000));
-  QVERIFY(!refused.first().first().toBool());
+  const auto [readmeOk, readmeError] = loadSnapshot(timeline, sample("README.md"));
+  QVERIFY(!readmeOk);
+  QVERIFY2(readmeError.contains(QStringLiteral("not an artifact Lathe reads")), qPrintable(readmeError));
   QVERIFY(timeline->snapshot().peakBytes > 0);
+}
+
+void BudgetViewsTest::damagedSnapshotLeavesTheTimelineAsItWas() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QVERIFY(openPlanned(window, sample("captures/mixtral_2l_train.log.gz")));
+  lathe::views::MemoryTimelineView* timeline = window.timelineView();
+  const QString good = sample("memory_snapshot/ftcourse/memory_snapshot.pickle");
+  const auto [ok, loadError] = loadSnapshot(timeline, good);
+  QVERIFY2(ok, qPrintable(loadError));
+  auto* status = window.findChild<QLabel*>(QStringLiteral("snapshotStatus"));
+  QVERIFY(!status->isVisible());
+  const QVector<double> bytes = timeline->snapshot().bytes;
+  const int graphs = timeline->plot()->graphCount();
+  QVERIFY(!bytes.isEmpty());
+
+  // A snapshot cut short: a pickle that ends in the middle.
+  QTemporaryDir dir;
+  const QString damaged = dir.filePath(QStringLiteral("damaged.pickle"));
+  {
+    QFile from(good), to(damaged);
+    QVERIFY(from.open(QIODevice::ReadOnly) && to.open(QIODevice::WriteOnly));
+    to.write(from.read(4096));
+  }
+  std::string loaderError;
+  try {
+    static_cast<void>(lathe::io::loadArtifact(damaged.toStdString()));
+  } catch (const lathe::Error& error) {
+    loaderError = error.what();
+  }
+  QVERIFY(!loaderError.empty());
+  const auto [damagedOk, error] = loadSnapshot(timeline, damaged);
+  QVERIFY(!damagedOk);
+  // Said above the plot, with the file and the loader's own words.
+  QVERIFY(status->isVisible());
+  QCOMPARE(status->text(), error);
+  QVERIFY2(error.contains(QStringLiteral("damaged.pickle")) && error.contains(QString::fromStdString(loaderError)),
+           qPrintable(error));
+  QVERIFY(!window.findChild<QWidget*>(QStringLiteral("cancelSnapshot"))->isVisible());
+  QCOMPARE(timeline->snapshot().bytes, bytes);
+  QCOMPARE(timeline->plot()->graphCount(), graphs);
+
+  // Another kind of artifact is refused before it is read.
+  const auto [captureOk, captureError] = loadSnapshot(timeline, sample("captures/mixtral_2l_train.log.gz"));
+  QVERIFY(!captureOk);
+  QVERIFY2(captureError.contains(QStringLiteral("not a CUDA memory snapshot")), qPrintable(captureError));
+  QCOMPARE(timeline->snapshot().bytes, bytes);
+
+  // A load replaced by the next one is dropped: only the last one reports.
+  QSignalSpy outcomes(timeline, &lathe::views::MemoryTimelineView::snapshotLoaded);
+  timeline->loadSnapshot(sample("snapshots/llama3_8b_2l_train_snapshot.pickle"));
+  timeline->loadSnapshot(damaged);
+  QVERIFY(window.findChild<QWidget*>(QStringLiteral("cancelSnapshot"))->isVisible());  // while it loads
+  QVERIFY(outcomes.wait(60000));
+  QTest::qWait(200);
+  QCOMPARE(outcomes.size(), 1);
+  QVERIFY(!outcomes.first().first().toBool());
+  QCOMPARE(timeline->snapshot().bytes, bytes);
 }
 
 void BudgetViewsTest::inferenceGraphPlansOffloadOnly() {

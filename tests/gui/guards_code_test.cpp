@@ -375,6 +375,8 @@ void GuardsCodeTest::guardsScreenshot() {
   const QImage image(png);
   QCOMPARE(image.size(), QSize(1600, 1000));
   QVERIFY(lathe::testing::distinctColours(image) > 20);
+  const QString wrong = lathe::testing::wrongView(run, image, QStringLiteral("guards"));
+  QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
 }
 
 QTEST_MAIN(GuardsCodeTest)

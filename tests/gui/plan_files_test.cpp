@@ -367,6 +367,8 @@ void PlanFilesTest::headlessScreenshotShowsThePlan() {
     const QImage image(png);
     QCOMPARE(image.size(), QSize(1600, 1000));
     QVERIFY(lathe::testing::distinctColours(image) > 20);
+    const QString wrong = lathe::testing::wrongView(studio, image, view);
+    QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
   }
 }
 

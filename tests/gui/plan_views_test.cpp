@@ -157,6 +157,8 @@ void PlanViewsTest::screenshotsOfPlanViews() {
     const QImage image(png);
     QCOMPARE(image.size(), QSize(1600, 1000));
     QVERIFY(lathe::testing::distinctColours(image) > 20);
+    const QString wrong = lathe::testing::wrongView(run, image, view);
+    QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
   }
 }
 

@@ -1,5 +1,6 @@
-// `lathe-studio --screenshot` as users run it: a PNG of the right size with real content, a clear
-// refusal of views that do not exist yet, and exit code 2 (with the picture) for damaged input.
+// `lathe-studio --screenshot` as users run it: a PNG of the right size showing the view asked for
+// (its widget on show and drawn, the other tabs of its place hidden), a clear refusal of views that
+// do not exist yet, and exit code 2 (with the picture) for damaged input.
 #include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
@@ -9,6 +10,7 @@
 
 using lathe::testing::distinctColours;
 using lathe::testing::runStudio;
+using lathe::testing::wrongView;
 using Run = lathe::testing::StudioRun;
 
 class ScreenshotTest : public QObject {
@@ -33,6 +35,8 @@ void ScreenshotTest::bundledExample() {
   const QImage image(png);
   QCOMPARE(image.size(), QSize(1600, 1000));
   QVERIFY(distinctColours(image) > 20);
+  const QString wrong = wrongView(run, image, QStringLiteral("graph"));  // the default view
+  QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
 }
 
 void ScreenshotTest::exportedProgram() {
@@ -41,7 +45,10 @@ void ScreenshotTest::exportedProgram() {
   const Run run = runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--view"), QStringLiteral("graph"),
                              QString::fromUtf8(LATHE_SAMPLES_DIR "/pt2/gpt2_tiny.pt2")});
   QCOMPARE(run.exitCode, 0);
-  QCOMPARE(QImage(png).size(), QSize(1600, 1000));
+  const QImage image(png);
+  QCOMPARE(image.size(), QSize(1600, 1000));
+  const QString wrong = wrongView(run, image, QStringLiteral("graph"));
+  QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
 }
 
 void ScreenshotTest::everyView_data() {
@@ -50,7 +57,8 @@ void ScreenshotTest::everyView_data() {
     QTest::newRow(view) << QString::fromLatin1(view);
 }
 
-// Each view on a capture that has everything: training graphs, guards and a recompile.
+// Each view on a capture that has everything: training graphs, guards and a recompile (no offload
+// run: that view says so).
 void ScreenshotTest::everyView() {
   QFETCH(QString, view);
   QTemporaryDir dir;
@@ -61,6 +69,8 @@ void ScreenshotTest::everyView() {
   const QImage image(png);
   QCOMPARE(image.size(), QSize(1600, 1000));
   QVERIFY(distinctColours(image) > 20);
+  const QString wrong = wrongView(run, image, view);
+  QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
 }
 
 // The Offload run dock of a run folder that streamed weights (an H200 training run).
@@ -73,6 +83,8 @@ void ScreenshotTest::offloadRunOfARunFolder() {
   const QImage image(png);
   QCOMPARE(image.size(), QSize(1600, 1000));
   QVERIFY(distinctColours(image) > 20);
+  const QString wrong = wrongView(run, image, QStringLiteral("offload"));
+  QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
 }
 
 void ScreenshotTest::inChinese() {
@@ -80,7 +92,10 @@ void ScreenshotTest::inChinese() {
   const QString png = dir.filePath(QStringLiteral("zh_CN.png"));
   const Run run = runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--language"), QStringLiteral("zh_CN")});
   QCOMPARE(run.exitCode, 0);
-  QCOMPARE(QImage(png).size(), QSize(1600, 1000));
+  const QImage image(png);
+  QCOMPARE(image.size(), QSize(1600, 1000));
+  const QString wrong = wrongView(run, image, QStringLiteral("graph"));
+  QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
   const Run unknown = runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--language"), QStringLiteral("xx")});
   QCOMPARE(unknown.exitCode, 1);
   QVERIFY(unknown.errors.contains(QStringLiteral("xx")));
