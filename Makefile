@@ -28,7 +28,7 @@ run: build
 	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
 	  $(STUDIO) $(EXAMPLE); \
 	else \
-	  $(STUDIO) --screenshot $(SCREENSHOT) $(EXAMPLE) && \
+	  $(STUDIO) --screenshot $(SCREENSHOT) $(EXAMPLE) > /dev/null && \
 	  echo "no display: rendered lathe-studio on $(EXAMPLE) to $(SCREENSHOT)"; \
 	fi
 
