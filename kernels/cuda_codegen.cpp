@@ -13,7 +13,7 @@
 #include <string_view>
 #include <utility>
 
-#include "io/fx_python.h"
+#include "io/fx/fx_python.h"
 #include "ir/op_info.h"
 #include "util/diagnostics.h"
 

@@ -13,7 +13,7 @@
 #include <cmath>
 
 #include "analysis/snapshot_timeline.h"
-#include "io/memory_snapshot.h"
+#include "io/snapshot/memory_snapshot.h"
 #include "util/diagnostics.h"
 #include "views/formatting.h"
 #include "views/plan_session.h"

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "io/artifact_kind.h"
-#include "io/guards.h"
-#include "io/memory_snapshot.h"
-#include "io/pt2.h"
-#include "io/trace_log.h"
+#include "io/guards/guards.h"
+#include "io/pt2/pt2.h"
+#include "io/snapshot/memory_snapshot.h"
+#include "io/trace/trace_log.h"
 #include "ir/graph.h"
 #include "util/diagnostics.h"
 #include "util/progress.h"

@@ -1,7 +1,7 @@
 // FX readable graph text: parsing every flavour, printing, equality. Graph texts marked "from
 // captures/..." are copied from our own TORCH_TRACE captures (samples/captures, torch 2.11); the
 // others are written here in the same format for flavours our captures do not contain.
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 
 #include <gtest/gtest.h>
 

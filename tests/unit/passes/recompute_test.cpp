@@ -15,7 +15,7 @@
 #include "analysis/graph_inputs.h"
 #include "analysis/joint.h"
 #include "hw/hw_profile.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "sample_graphs.h"
 #include "temp_dir.h"
 #include "util/diagnostics.h"

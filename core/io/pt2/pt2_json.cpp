@@ -1,8 +1,8 @@
-#include "io/pt2_json.h"
+#include "io/pt2/detail/pt2_json.h"
 
 #include <limits>
 
-#include "io/pt2_sympy.h"
+#include "io/pt2/detail/pt2_sympy.h"
 
 namespace lathe::io::pt2 {
 

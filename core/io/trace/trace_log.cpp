@@ -1,4 +1,4 @@
-#include "io/trace_log.h"
+#include "io/trace/trace_log.h"
 
 #include <sys/stat.h>
 
@@ -15,8 +15,8 @@
 #include <utility>
 
 #include "io/artifact_kind.h"
-#include "io/fx_text.h"
-#include "io/trace_record.h"
+#include "io/fx/fx_text.h"
+#include "io/trace/detail/trace_record.h"
 #include "util/input.h"
 
 namespace lathe::io {

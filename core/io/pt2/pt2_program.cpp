@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "io/pt2.h"
-#include "io/pt2_json.h"
+#include "io/pt2/detail/pt2_json.h"
+#include "io/pt2/pt2.h"
 #include "util/json_limits.h"
 
 namespace lathe::io {

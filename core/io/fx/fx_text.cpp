@@ -1,7 +1,7 @@
 // Parser of FX readable graph text. One pass over the lines with hand-written scanning over
 // string_views: no regex and no copy of the text (only statements that span several lines are
 // joined into a scratch buffer).
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 
 #include <algorithm>
 #include <array>
@@ -17,7 +17,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "io/fx_python.h"
+#include "io/fx/fx_python.h"
 
 namespace lathe::io {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/pt2.h"
+#include "io/pt2/pt2.h"
 #include "ir/dtype.h"
 
 namespace lathe::io::pt2 {
