@@ -158,29 +158,6 @@ std::optional<TensorMetaJson> parseTensorMeta(const Json& j, std::string* why) {
   return m;
 }
 
-Pt2InputKind inputKindFromKey(std::string_view key) {
-  if (key == "user_input") return Pt2InputKind::UserInput;
-  if (key == "parameter") return Pt2InputKind::Parameter;
-  if (key == "buffer") return Pt2InputKind::Buffer;
-  if (key == "tensor_constant") return Pt2InputKind::TensorConstant;
-  if (key == "custom_obj") return Pt2InputKind::CustomObject;
-  if (key == "token") return Pt2InputKind::Token;
-  if (key == "constant_input") return Pt2InputKind::ConstantInput;
-  return Pt2InputKind::Unknown;
-}
-
-Pt2OutputKind outputKindFromKey(std::string_view key) {
-  if (key == "user_output") return Pt2OutputKind::UserOutput;
-  if (key == "loss_output") return Pt2OutputKind::LossOutput;
-  if (key == "buffer_mutation") return Pt2OutputKind::BufferMutation;
-  if (key == "gradient_to_parameter") return Pt2OutputKind::GradientToParameter;
-  if (key == "gradient_to_user_input") return Pt2OutputKind::GradientToUserInput;
-  if (key == "user_input_mutation") return Pt2OutputKind::UserInputMutation;
-  if (key == "token") return Pt2OutputKind::Token;
-  if (key == "parameter_mutation") return Pt2OutputKind::ParameterMutation;
-  return Pt2OutputKind::Unknown;
-}
-
 namespace {
 
 void appendShort(const Json& j, std::string& out, size_t maxChars, int depth) {
