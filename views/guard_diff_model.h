@@ -5,7 +5,7 @@
 #include <QAbstractTableModel>
 #include <memory>
 
-#include "io/guards.h"
+#include "io/guards/guards.h"
 
 namespace lathe::views {
 

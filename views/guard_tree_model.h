@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "io/guards.h"
+#include "io/guards/guards.h"
 
 namespace lathe::views {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "io/artifact.h"
-#include "io/guards.h"
+#include "io/guards/guards.h"
 
 class QComboBox;
 class QLabel;

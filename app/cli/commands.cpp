@@ -13,9 +13,9 @@
 #include "analysis/graph_inputs.h"
 #include "analysis/snapshot_timeline.h"
 #include "io/artifact.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "io/graph_export.h"
-#include "io/guards.h"
+#include "io/guards/guards.h"
 #include "output.h"
 #include "util/diagnostics.h"
 

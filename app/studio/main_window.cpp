@@ -31,7 +31,7 @@
 
 #include "analysis/cost_model.h"
 #include "hw/hw_profile.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "language.h"
 #include "views/artifact_loader.h"
 #include "views/artifact_tree_model.h"

@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/memory_snapshot.h"
+#include "io/snapshot/memory_snapshot.h"
 #include "util/progress.h"
 
 namespace lathe::analysis {

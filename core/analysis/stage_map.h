@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "io/artifact.h"
+#include "io/graph_listing.h"
 #include "ir/graph.h"
 #include "ir/op_info.h"
 

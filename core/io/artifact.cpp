@@ -1,7 +1,5 @@
 #include "io/artifact.h"
 
-#include <algorithm>
-
 #include "util/diagnostics.h"
 
 namespace lathe::io {
@@ -61,24 +59,6 @@ Artifact loadArtifact(const std::filesystem::path& path, const Progress& progres
   return artifact;
 }
 
-const ir::Graph* dynamoGraphOf(const std::vector<GraphListing>& graphs, const GraphListing& graph) {
-  for (const GraphListing& other : graphs) {
-    if (other.kind == "dynamo_output_graph" && other.compileId == graph.compileId && other.rank == graph.rank) {
-      return other.graph.get();
-    }
-  }
-  return nullptr;
-}
-
-bool compiledByInductor(const std::vector<GraphListing>& graphs, const GraphListing& graph) {
-  for (const GraphListing& other : graphs) {
-    if (other.compileId == graph.compileId && other.rank == graph.rank && other.kind.find("post_grad") != std::string::npos) {
-      return true;
-    }
-  }
-  return false;
-}
-
 std::optional<GuardTree> compileGuards(const TraceLog& log, const TraceCompile& compile, Diagnostics& diagnostics) {
   if (compile.guardFormat == GuardFormat::None || compile.guardsEvent < 0) return std::nullopt;
   GuardParseOptions options;
@@ -87,17 +67,6 @@ std::optional<GuardTree> compileGuards(const TraceLog& log, const TraceCompile& 
   options.firstLine = event.line + 1;
   return compile.guardFormat == GuardFormat::CppTree ? parseCppGuards(log.guards(compile), options, diagnostics)
                                                      : parseJsonGuards(log.guards(compile), options, diagnostics);
-}
-
-const GraphListing* findGraph(const std::vector<GraphListing>& graphs, std::string_view id) {
-  for (const GraphListing& g : graphs) {
-    if (g.id == id) return &g;
-  }
-  if (!id.empty() && id.size() < 10 && std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    const size_t index = std::stoul(std::string(id));
-    if (index < graphs.size()) return &graphs[index];
-  }
-  return nullptr;
 }
 
 }  // namespace lathe::io

@@ -2,12 +2,11 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <array>
 #include <cctype>
-#include <cstring>
+#include <string>
+#include <vector>
 
-#include "util/atomic_write.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
 
@@ -32,29 +31,6 @@ std::string_view artifactKindName(ArtifactKind kind) {
     case ArtifactKind::Unknown: return "unknown";
   }
   return "unknown";
-}
-
-std::vector<FolderEntry> listFolder(const std::filesystem::path& folder) {
-  std::vector<FolderEntry> entries;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
-    if (entries.size() == kMaxFolderEntries)
-      throw Error(ErrorCode::BadInput,
-                  "holds more than " + std::to_string(kMaxFolderEntries) + " entries; not a folder of rank logs",
-                  {folder.string()});
-    FolderEntry entry{it->path(), {}};
-    struct stat info {};
-    if (stat(entry.path.c_str(), &info) != 0) {
-      entry.problem = std::strerror(errno);
-    } else if (!S_ISREG(info.st_mode)) {
-      entry.directory = S_ISDIR(info.st_mode);
-      entry.problem = std::string("it is ") + fileTypeName(info.st_mode) + ", not a regular file";
-    }
-    entries.push_back(std::move(entry));
-  }
-  if (ec) throw Error(ErrorCode::BadInput, "cannot list the folder: " + ec.message(), {folder.string()});
-  std::sort(entries.begin(), entries.end(), [](const FolderEntry& a, const FolderEntry& b) { return a.path < b.path; });
-  return entries;
 }
 
 ArtifactKind detectArtifactKind(const std::filesystem::path& path) {

@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "util/atomic_write.h"
 #include "util/diagnostics.h"
 #include "util/input.h"

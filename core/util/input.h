@@ -1,4 +1,5 @@
-// Reading user files: plain or gzip (detected by content, not by name), streamed in chunks.
+// Reading user files: plain or gzip (detected by content, not by name), streamed in chunks; and
+// listing user folders.
 #pragma once
 
 #include <cstdint>
@@ -6,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/progress.h"
 
@@ -77,5 +79,21 @@ class LineReader {
   uint64_t lineNumber_ = 0;
   uint64_t consumed_ = 0;
 };
+
+// Folders are read one level deep (rank files side by side, never recursively), and at most this
+// many entries of one: a folder of millions of files is refused rather than walked.
+inline constexpr size_t kMaxFolderEntries = 100000;
+
+// One entry of a folder: a regular file (symlinks followed), or, `problem` set, why it is not one
+// ("it is a FIFO (named pipe), not a regular file", the errno text of a dangling symlink or a
+// loop). Nothing is opened: a FIFO never blocks the listing.
+struct FolderEntry {
+  std::filesystem::path path;
+  std::string problem;
+  bool directory = false;  // a subfolder (not read: walks do not recurse)
+};
+// The entries of `folder`, by name. Error(BadInput) with the folder and the reason (errno text)
+// when it cannot be listed or holds more than kMaxFolderEntries entries.
+[[nodiscard]] std::vector<FolderEntry> listFolder(const std::filesystem::path& folder);
 
 }  // namespace lathe

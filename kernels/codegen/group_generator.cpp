@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "io/fx_python.h"
+#include "io/fx/fx_python.h"
 #include "ir/op_info.h"
 
 namespace lathe::kernels::codegen {

@@ -5,7 +5,7 @@
 #include <cctype>
 #include <sstream>
 
-#include "io/fx_python.h"
+#include "io/fx/fx_python.h"
 #include "kernels/codegen/group_generator.h"
 
 namespace lathe::kernels::codegen {

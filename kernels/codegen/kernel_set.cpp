@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "io/fx_python.h"
+#include "io/fx/fx_python.h"
 #include "kernels/codegen/device_files.h"
 #include "kernels/codegen/group_generator.h"
 #include "kernels/cuda_codegen.h"

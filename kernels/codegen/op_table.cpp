@@ -4,7 +4,7 @@
 #include <functional>
 #include <map>
 
-#include "io/fx_python.h"
+#include "io/fx/fx_python.h"
 #include "ir/op_info.h"
 
 namespace lathe::kernels::codegen {

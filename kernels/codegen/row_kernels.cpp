@@ -3,7 +3,7 @@
 // variant of 16-byte accesses where rows are consecutive.
 #include <algorithm>
 
-#include "io/fx_python.h"
+#include "io/fx/fx_python.h"
 #include "kernels/codegen/group_generator.h"
 
 namespace lathe::kernels::codegen {

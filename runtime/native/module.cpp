@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "hw/hw_profile.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "ir/op_info.h"
 #include "passes/activation_offload.h"
 #include "passes/offload.h"

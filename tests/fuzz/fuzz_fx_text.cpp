@@ -1,4 +1,4 @@
-// Fuzzes the FX graph text parser and printer (core/io/fx_text.h). Whatever parses must print to a
+// Fuzzes the FX graph text parser and printer (core/io/fx/fx_text.h). Whatever parses must print to a
 // text that parses back to an equal graph (the printer's contract), hints included.
 #include <cstddef>
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

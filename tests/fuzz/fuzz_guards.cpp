@@ -1,4 +1,4 @@
-// Fuzzes the guard parsers (core/io/guards.h) and the helpers that read their output: the same bytes
+// Fuzzes the guard parsers (core/io/guards/guards.h) and the helpers that read their output: the same bytes
 // go to the C++ tree parser, the JSON guard parser and the recompile-reason parser.
 #include <cstddef>
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "io/guards.h"
+#include "io/guards/guards.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

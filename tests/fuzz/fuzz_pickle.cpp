@@ -1,4 +1,4 @@
-// Fuzzes the restricted unpickler (core/io/pickle.h) and the memory-snapshot decoder and timeline
+// Fuzzes the restricted unpickler (core/io/snapshot/detail/pickle.h) and the memory-snapshot decoder and timeline
 // built on it: the same bytes are unpickled and printed, then decoded as a snapshot and replayed.
 // Bad input may only ever raise lathe::Error(BadInput).
 #include <cstddef>
@@ -6,8 +6,8 @@
 #include <string>
 
 #include "analysis/snapshot_timeline.h"
-#include "io/memory_snapshot.h"
-#include "io/pickle.h"
+#include "io/snapshot/detail/pickle.h"
+#include "io/snapshot/memory_snapshot.h"
 #include "util/diagnostics.h"
 
 namespace {

@@ -31,7 +31,7 @@
 #include <string>
 #include <string_view>
 
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "json_mutator.h"
 #include "kernels/cuda_codegen.h"
 #include "kernels/export_bundle.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "io/pt2.h"
+#include "io/pt2/pt2.h"
 
 namespace {
 

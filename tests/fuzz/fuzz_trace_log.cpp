@@ -1,4 +1,4 @@
-// Fuzzes the TORCH_TRACE loader (core/io/trace_log.h). Text goes through the in-memory entry point;
+// Fuzzes the TORCH_TRACE loader (core/io/trace/trace_log.h). Text goes through the in-memory entry point;
 // gzip bytes (magic 1f 8b) go through a temporary file so that the streamed .gz path, truncated
 // members included, is exercised too. Then every accessor is run over what was loaded.
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "io/trace_log.h"
+#include "io/trace/trace_log.h"
 
 namespace {
 

@@ -21,7 +21,7 @@
 #include <functional>
 
 #include "io/artifact.h"
-#include "io/guards.h"
+#include "io/guards/guards.h"
 #include "main_window.h"
 #include "studio_process.h"
 #include "views/artifact_tree_model.h"

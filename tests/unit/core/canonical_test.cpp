@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "sample_graphs.h"
 #include "util/diagnostics.h"
 

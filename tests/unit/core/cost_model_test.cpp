@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "io/artifact.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 
 using namespace lathe;
 using analysis::NodeCost;

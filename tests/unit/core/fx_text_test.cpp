@@ -1,14 +1,18 @@
 // FX readable graph text: parsing every flavour, printing, equality. Graph texts marked "from
 // captures/..." are copied from our own TORCH_TRACE captures (samples/captures, torch 2.11); the
-// others are written here in the same format for flavours our captures do not contain.
-#include "io/fx_text.h"
+// others are written here in the same format for flavours our captures do not contain. Every graph
+// of every TORCH_TRACE sample is parsed too, and what it parses to counted against its text.
+#include "io/fx/fx_text.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <unordered_map>
+
+#include "io/trace/trace_log.h"
 
 using namespace lathe;
 using namespace lathe::ir;
@@ -704,6 +708,68 @@ std::vector<std::string> placeholderNames(const Graph& g) {
   return out;
 }
 
+// Every graph payload of every TORCH_TRACE sample, parsed on its own: how many graphs, nested
+// graphs, placeholders, calls, torch ops and outputs the parser makes of it, so that a statement it
+// drops or misreads changes a count. Counted from the raw text without Lathe: calls and torch ops by
+// tests/e2e/graph_counts.py's reader (one per `name = rhs` statement of a forward body); graphs and
+// nested graphs by `def forward(` lines, outputs by `return` lines; placeholders by the forwards'
+// parameters and declared values (`name: "annotation"`, several to a line in post-grad graphs).
+struct SampleCounts {
+  std::string_view path;  // under the samples folder
+  size_t graphs, nested, placeholders, calls, torchOps, outputs;
+};
+constexpr SampleCounts kSampleCounts[] = {
+    {"captures/gpt2_infer.log.gz", 13, 0, 1942, 8898, 4889, 13},
+    {"captures/gpt2_tiny_train.log.gz", 20, 0, 424, 2555, 2052, 20},
+    {"captures/gpt2_train.log.gz", 20, 0, 2014, 11604, 9311, 20},
+    {"captures/llama3_8b_2l_dyntrain.log.gz", 20, 0, 726, 6373, 5155, 20},
+    {"captures/llama3_8b_2l_infer.log.gz", 10, 0, 235, 2047, 999, 10},
+    {"captures/llama3_8b_2l_tiny_infer.log.gz", 16, 0, 376, 3555, 2492, 16},
+    {"captures/llama3_8b_2l_tiny_train.log.gz", 10, 0, 358, 3176, 2569, 10},
+    {"captures/llama3_8b_2l_train.log.gz", 8, 0, 270, 2521, 1928, 8},
+    {"captures/llama3_8b_4l_train.log.gz", 10, 0, 634, 5510, 4484, 10},
+    {"captures/mixtral_2l_infer.log.gz", 10, 0, 235, 2906, 1257, 10},
+    {"captures/mixtral_2l_tiny_train.log.gz", 10, 0, 418, 4050, 3117, 10},
+    {"captures/mixtral_2l_train.log.gz", 8, 0, 310, 3221, 2318, 8},
+    {"captures/vit_b16_tiny_train.log.gz", 10, 0, 400, 1770, 1487, 10},
+    {"captures/llama_4l_fsdp_ranks", 20, 0, 338, 2206, 1826, 20},
+    {"tlparse/artifacts.log", 2, 0, 4, 2, 1, 2},
+    {"tlparse/autotune_with_compile_id.log", 8, 0, 8, 8, 4, 8},
+    {"tlparse/cache_hit_miss.log", 11, 22, 220, 72, 22, 33},
+    {"tlparse/comp_failure.log", 1, 0, 1, 1, 0, 1},
+    {"tlparse/comp_metrics.log", 3, 0, 3, 3, 0, 3},
+    {"tlparse/export.log", 1, 0, 2, 6, 3, 1},
+    {"tlparse/export_guard_added.log", 1, 0, 1, 1, 1, 1},
+    {"tlparse/links.log", 3, 0, 8, 10, 6, 3},
+    {"tlparse/simple.log", 3, 0, 3, 28, 26, 3},
+    {"tlparse/simple_corrupted_json.log", 3, 0, 3, 28, 26, 3},
+    {"tlparse/inductor_provenance_aot_cuda_log.txt", 5, 0, 22, 55, 47, 5},
+    {"tlparse/inductor_provenance_aot_log_old.txt", 7, 0, 30, 74, 62, 7},
+    {"tlparse/inductor_provenance_jit_cuda_log.txt", 6, 0, 36, 53, 35, 6},
+    {"tlparse/inductor_provenance_jit_debug_handle_log.txt", 8, 0, 47, 96, 78, 8},
+    {"tlparse/multi_rank_logs", 117, 0, 117, 117, 49, 117},
+    {"tlparse/multi_rank_runtime", 36, 0, 180, 678, 498, 36},
+    {"tlparse/multi_rank_schedule", 36, 0, 54, 198, 171, 36},
+    {"tlparse/graph_exec_order_tests", 24, 0, 108, 396, 288, 24},
+};
+
+void addCounts(const Graph& g, SampleCounts& counts) {
+  for (const auto& n : g.nodes()) {
+    if (n.kind == NodeKind::Placeholder) {
+      ++counts.placeholders;
+    } else if (n.kind == NodeKind::Output) {
+      ++counts.outputs;
+    } else {
+      ++counts.calls;
+      counts.torchOps += g.str(n.target).starts_with("torch.ops.");
+    }
+  }
+  for (const auto& [attr, sub] : g.subgraphs()) {
+    ++counts.nested;
+    addCounts(*sub, counts);
+  }
+}
+
 }  // namespace
 
 TEST(FxText, DynamoGraphFromGpt2Loss) {
@@ -1317,4 +1383,29 @@ TEST(FxText, GraphsEqualNamesTheFirstDifference) {
   ASSERT_TRUE(hop && hop2);
   EXPECT_FALSE(graphsEqual(*hop, *hop2, &why));
   EXPECT_NE(why.find("subgraph cond_true_0: subgraph wrap_body_1: node"), std::string::npos) << why;
+}
+
+TEST(FxText, EverySampleParsesToItsCountsFromTheText) {
+  const std::filesystem::path samples = LATHE_SAMPLES_DIR;
+  for (const SampleCounts& expected : kSampleCounts) {
+    SCOPED_TRACE(expected.path);
+    // The loader finds the graph payloads among the records; each is parsed here again on its own.
+    const io::TraceLog log = io::loadTraceLog(samples / expected.path);
+    SampleCounts parsed{expected.path, 0, 0, 0, 0, 0, 0};
+    for (const auto& entry : log.graphs) {
+      if (!entry.parent.empty()) continue;  // a nested graph, parsed with its parent
+      Diagnostics diagnostics;
+      const auto g = parseFxText(log.events[entry.event].payload, {}, diagnostics);
+      ASSERT_TRUE(g) << entry.id;
+      EXPECT_TRUE(diagnostics.empty()) << entry.id << ": " << diagnostics.items().front().message;
+      ++parsed.graphs;
+      addCounts(*g, parsed);
+    }
+    EXPECT_EQ(parsed.graphs, expected.graphs);
+    EXPECT_EQ(parsed.nested, expected.nested);
+    EXPECT_EQ(parsed.placeholders, expected.placeholders);
+    EXPECT_EQ(parsed.calls, expected.calls);
+    EXPECT_EQ(parsed.torchOps, expected.torchOps);
+    EXPECT_EQ(parsed.outputs, expected.outputs);
+  }
 }

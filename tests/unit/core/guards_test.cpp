@@ -1,6 +1,6 @@
-// Tests of the guard parsers and helpers (core/io/guards.h) on payloads from our captures (inline
+// Tests of the guard parsers and helpers (core/io/guards/guards.h) on payloads from our captures (inline
 // excerpts, and whole payloads read from the samples) and on synthetic damage.
-#include "io/guards.h"
+#include "io/guards/guards.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/trace_log.h"
+#include "io/trace/trace_log.h"
 
 using namespace lathe;
 using namespace lathe::io;

@@ -1,4 +1,4 @@
-#include "io/memory_snapshot.h"
+#include "io/snapshot/memory_snapshot.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

@@ -7,7 +7,7 @@
 #include <set>
 #include <thread>
 
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "util/input.h"
 
 using namespace lathe;

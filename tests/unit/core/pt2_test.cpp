@@ -1,6 +1,6 @@
 // The torch.export .pt2 loader on the real samples (checked against the JSON read here with
 // nlohmann directly) and on archives built here to be damaged on purpose.
-#include "io/pt2.h"
+#include "io/pt2/pt2.h"
 
 #include <gtest/gtest.h>
 #include <zip.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "io/pt2_sympy.h"
+#include "io/pt2/detail/pt2_sympy.h"
 #include "ir/sym_expr.h"
 #include "resident_size.h"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "io/artifact.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 
 namespace fs = std::filesystem;
 using namespace lathe;

@@ -1,6 +1,6 @@
 // TORCH_TRACE loader on the real samples (captures/ and tlparse/) and on damaged inputs built here.
 // Expected counts are taken from the raw text with plain string search, never from the loader.
-#include "io/trace_log.h"
+#include "io/trace/trace_log.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "io/trace_record.h"
+#include "io/trace/detail/trace_record.h"
 #include "temp_dir.h"
 #include "util/diagnostics.h"
 #include "util/input.h"

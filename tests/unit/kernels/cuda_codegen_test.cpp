@@ -18,7 +18,7 @@
 
 #include "analysis/graph_inputs.h"
 #include "hw/hw_profile.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "ir/op_info.h"
 #include "passes/fusion.h"
 #include "passes/pipeline.h"

@@ -19,7 +19,7 @@
 #include "analysis/graph_inputs.h"
 #include "hw/hw_profile.h"
 #include "io/artifact.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "ir/op_info.h"
 #include "passes/pipeline.h"
 #include "passes/plan_target.h"

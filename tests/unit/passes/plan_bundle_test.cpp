@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "hw/hw_profile.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "ir/op_info.h"
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"

@@ -22,7 +22,7 @@
 #include "analysis/joint.h"
 #include "analysis/memory_timeline.h"
 #include "hw/hw_profile.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "ir/op_info.h"
 #include "passes/plan_target.h"
 #include "passes/recompute.h"

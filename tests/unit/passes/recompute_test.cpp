@@ -18,7 +18,7 @@
 #include "passes/pipeline.h"
 #include "passes/plan_target.h"
 #include "hw/hw_profile.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 #include "sample_graphs.h"
 #include "temp_dir.h"
 #include "util/diagnostics.h"

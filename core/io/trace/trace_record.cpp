@@ -1,4 +1,4 @@
-#include "io/trace_record.h"
+#include "io/trace/detail/trace_record.h"
 
 #include <openssl/evp.h>
 

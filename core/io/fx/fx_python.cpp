@@ -1,4 +1,4 @@
-#include "io/fx_python.h"
+#include "io/fx/fx_python.h"
 
 #include <charconv>
 #include <cmath>

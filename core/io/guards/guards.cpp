@@ -1,4 +1,4 @@
-#include "io/guards.h"
+#include "io/guards/guards.h"
 
 #include <algorithm>
 #include <array>

@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "io/pt2.h"
-#include "io/pt2_json.h"
+#include "io/pt2/detail/pt2_json.h"
+#include "io/pt2/pt2.h"
 #include "util/json_limits.h"
 
 namespace lathe::io {
@@ -786,6 +786,30 @@ std::string specTarget(const Json& spec) {
   return {};
 }
 
+// Input/output spec kinds from their serialized union key.
+Pt2InputKind inputKindFromKey(std::string_view key) {
+  if (key == "user_input") return Pt2InputKind::UserInput;
+  if (key == "parameter") return Pt2InputKind::Parameter;
+  if (key == "buffer") return Pt2InputKind::Buffer;
+  if (key == "tensor_constant") return Pt2InputKind::TensorConstant;
+  if (key == "custom_obj") return Pt2InputKind::CustomObject;
+  if (key == "token") return Pt2InputKind::Token;
+  if (key == "constant_input") return Pt2InputKind::ConstantInput;
+  return Pt2InputKind::Unknown;
+}
+
+Pt2OutputKind outputKindFromKey(std::string_view key) {
+  if (key == "user_output") return Pt2OutputKind::UserOutput;
+  if (key == "loss_output") return Pt2OutputKind::LossOutput;
+  if (key == "buffer_mutation") return Pt2OutputKind::BufferMutation;
+  if (key == "gradient_to_parameter") return Pt2OutputKind::GradientToParameter;
+  if (key == "gradient_to_user_input") return Pt2OutputKind::GradientToUserInput;
+  if (key == "user_input_mutation") return Pt2OutputKind::UserInputMutation;
+  if (key == "token") return Pt2OutputKind::Token;
+  if (key == "parameter_mutation") return Pt2OutputKind::ParameterMutation;
+  return Pt2OutputKind::Unknown;
+}
+
 // Returns false when the signature is missing or malformed (the graph is then built without it).
 bool parseSignature(const Json& signature, Pt2Model& model, Context& ctx) {
   const Json* inputs = field(signature, "input_specs");
@@ -798,7 +822,7 @@ bool parseSignature(const Json& signature, Pt2Model& model, Context& ctx) {
     Pt2InputSpec spec;
     auto m = unionMember((*inputs)[i]);
     if (m) {
-      spec.kind = pt2::inputKindFromKey(m->key);
+      spec.kind = inputKindFromKey(m->key);
       spec.arg = specArgName(*m->value);
       spec.target = specTarget(*m->value);
       if (const Json* p = field(*m->value, "persistent"); p && p->is_boolean()) spec.persistent = p->get<bool>();
@@ -812,7 +836,7 @@ bool parseSignature(const Json& signature, Pt2Model& model, Context& ctx) {
     Pt2OutputSpec spec;
     auto m = unionMember((*outputs)[i]);
     if (m) {
-      spec.kind = pt2::outputKindFromKey(m->key);
+      spec.kind = outputKindFromKey(m->key);
       spec.arg = specArgName(*m->value);
       spec.target = specTarget(*m->value);
     }

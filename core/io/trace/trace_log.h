@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "io/trace/trace_event.h"
 #include "ir/graph.h"
 #include "util/diagnostics.h"
 #include "util/progress.h"
@@ -38,28 +39,6 @@ struct StackFrame {
   int64_t line = 0;
   std::string function;
   std::string code;  // `loc`: the source line, when logged
-};
-
-// One record. Every record is kept, whatever its kind.
-struct TraceLogEvent {
-  std::string kind;         // first key of the envelope ("dynamo_output_graph", "artifact", or anything unknown)
-  std::string name;         // metadata "name" (artifact, graph_dump, dump_file, link), else empty
-  std::string envelope;     // the header's JSON object, verbatim
-  std::string payload;      // payload lines without their leading TAB, joined with '\n'
-  bool hasPayload = false;  // the envelope announced one (`has_payload`)
-  bool md5Ok = true;        // false when the payload's md5 differs from `has_payload`
-  char level = 'V';
-  uint8_t month = 0, day = 0;
-  uint64_t microsOfDay = 0;  // header time of day in microseconds
-  uint64_t thread = 0;       // process id (thread id in logs up to mid-2024)
-  uint32_t file = 0;         // index into TraceLog::files
-  uint64_t line = 0;         // 1-based line of the header in that file
-  int32_t rank = -1;         // envelope `rank`, else the rank of its file
-  int32_t compile = -1;      // index into TraceLog::compiles; -1 = outside any compile
-
-  // The envelope parsed again (it was valid JSON when loaded) and its event metadata (envelope[kind]).
-  [[nodiscard]] nlohmann::json parseEnvelope() const;
-  [[nodiscard]] nlohmann::json metadata() const;
 };
 
 enum class CompileStatus : uint8_t { Ok, Failed, Unknown };
@@ -129,11 +108,6 @@ struct TraceLog {
   // resolved through the string table of the event's file.
   [[nodiscard]] std::vector<StackFrame> resolveStack(const TraceLogEvent& event, const nlohmann::json& frames) const;
 };
-
-// Longest line kept; longer lines are cut (and reported) so that one huge line cannot exhaust memory.
-inline constexpr size_t kMaxTraceLineBytes = size_t{32} << 20;
-// Largest payload kept for one record; the rest is dropped with a warning.
-inline constexpr size_t kMaxTracePayloadBytes = size_t{512} << 20;
 
 // Loads a log file (plain or gzip) or a directory of `dedicated_log_torch_trace_*.log[.gz]` rank
 // files. Progress is reported in bytes of the input files (compressed bytes for gzip); cancellation

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "io/fx_text.h"
+#include "io/fx/fx_text.h"
 
 namespace lathe::io {
 namespace {

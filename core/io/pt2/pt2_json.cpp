@@ -1,8 +1,8 @@
-#include "io/pt2_json.h"
+#include "io/pt2/detail/pt2_json.h"
 
 #include <limits>
 
-#include "io/pt2_sympy.h"
+#include "io/pt2/detail/pt2_sympy.h"
 
 namespace lathe::io::pt2 {
 
@@ -156,29 +156,6 @@ std::optional<TensorMetaJson> parseTensorMeta(const Json& j, std::string* why) {
   if (const Json* device = field(j, "device")) m.device = deviceText(*device);
   if (const Json* rg = field(j, "requires_grad"); rg && rg->is_boolean()) m.requiresGrad = rg->get<bool>();
   return m;
-}
-
-Pt2InputKind inputKindFromKey(std::string_view key) {
-  if (key == "user_input") return Pt2InputKind::UserInput;
-  if (key == "parameter") return Pt2InputKind::Parameter;
-  if (key == "buffer") return Pt2InputKind::Buffer;
-  if (key == "tensor_constant") return Pt2InputKind::TensorConstant;
-  if (key == "custom_obj") return Pt2InputKind::CustomObject;
-  if (key == "token") return Pt2InputKind::Token;
-  if (key == "constant_input") return Pt2InputKind::ConstantInput;
-  return Pt2InputKind::Unknown;
-}
-
-Pt2OutputKind outputKindFromKey(std::string_view key) {
-  if (key == "user_output") return Pt2OutputKind::UserOutput;
-  if (key == "loss_output") return Pt2OutputKind::LossOutput;
-  if (key == "buffer_mutation") return Pt2OutputKind::BufferMutation;
-  if (key == "gradient_to_parameter") return Pt2OutputKind::GradientToParameter;
-  if (key == "gradient_to_user_input") return Pt2OutputKind::GradientToUserInput;
-  if (key == "user_input_mutation") return Pt2OutputKind::UserInputMutation;
-  if (key == "token") return Pt2OutputKind::Token;
-  if (key == "parameter_mutation") return Pt2OutputKind::ParameterMutation;
-  return Pt2OutputKind::Unknown;
 }
 
 namespace {

@@ -1,11 +1,11 @@
-#include "io/memory_snapshot.h"
+#include "io/snapshot/memory_snapshot.h"
 
 #include <map>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "io/pickle.h"
+#include "io/snapshot/detail/pickle.h"
 #include "util/input.h"
 
 namespace lathe::io {

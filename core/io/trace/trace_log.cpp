@@ -1,4 +1,4 @@
-#include "io/trace_log.h"
+#include "io/trace/trace_log.h"
 
 #include <sys/stat.h>
 
@@ -14,9 +14,8 @@
 #include <unordered_set>
 #include <utility>
 
-#include "io/artifact_kind.h"
-#include "io/fx_text.h"
-#include "io/trace_record.h"
+#include "io/fx/fx_text.h"
+#include "io/trace/detail/trace_record.h"
 #include "util/input.h"
 
 namespace lathe::io {
@@ -545,17 +544,6 @@ std::string reasonOf(const Error& error) {
 }
 
 }  // namespace
-
-nlohmann::json TraceLogEvent::parseEnvelope() const {
-  return nlohmann::json::parse(envelope, nullptr, false);
-}
-
-nlohmann::json TraceLogEvent::metadata() const {
-  const nlohmann::json parsed = parseEnvelope();
-  if (!parsed.is_object()) return {};
-  const auto it = parsed.find(kind);
-  return it == parsed.end() ? nlohmann::json() : *it;
-}
 
 std::string_view compileStatusName(CompileStatus status) {
   switch (status) {

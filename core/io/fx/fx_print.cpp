@@ -5,8 +5,8 @@
 #include <span>
 #include <vector>
 
-#include "io/fx_python.h"
-#include "io/fx_text.h"
+#include "io/fx/fx_python.h"
+#include "io/fx/fx_text.h"
 
 namespace lathe::io {
 namespace {

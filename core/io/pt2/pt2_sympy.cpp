@@ -1,4 +1,4 @@
-#include "io/pt2_sympy.h"
+#include "io/pt2/detail/pt2_sympy.h"
 
 #include <cstdint>
 #include <numeric>

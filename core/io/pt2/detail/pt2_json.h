@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "io/pt2.h"
 #include "ir/dtype.h"
 
 namespace lathe::io::pt2 {
@@ -55,10 +54,6 @@ struct TensorMetaJson {
 [[nodiscard]] std::optional<TensorMetaJson> parseTensorMeta(const Json& j, std::string* why);
 // Device {type, index} as "cuda:0" / "cpu".
 [[nodiscard]] std::string deviceText(const Json& device);
-
-// Input/output spec kinds from their serialized union key.
-[[nodiscard]] Pt2InputKind inputKindFromKey(std::string_view key);
-[[nodiscard]] Pt2OutputKind outputKindFromKey(std::string_view key);
 
 // Short text of a JSON value for messages and verbatim arguments: depth- and length-bounded (a
 // full dump of hostile input could recurse without bound).

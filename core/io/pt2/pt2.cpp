@@ -1,6 +1,6 @@
 // The .pt2 container: entries listed through libzip, small members (JSON, version files) read with
 // their declared sizes checked first and inflated by zlib under a byte budget, weights never read.
-#include "io/pt2.h"
+#include "io/pt2/pt2.h"
 
 #include <zip.h>
 #include <zlib.h>
@@ -9,7 +9,7 @@
 #include <limits>
 #include <unordered_map>
 
-#include "io/pt2_json.h"
+#include "io/pt2/detail/pt2_json.h"
 #include "util/json_limits.h"
 
 namespace lathe::io {

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "io/trace_log.h"
+#include "io/trace/trace_event.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
 

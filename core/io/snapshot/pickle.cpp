@@ -1,4 +1,4 @@
-#include "io/pickle.h"
+#include "io/snapshot/detail/pickle.h"
 
 #include <algorithm>
 #include <bit>
