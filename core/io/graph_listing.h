@@ -31,5 +31,8 @@ struct GraphListing {
 // The listing with this id, else the id-th listing when `id` is a number (as `lathe graphs` numbers
 // them); null when there is none.
 [[nodiscard]] const GraphListing* findGraph(const std::vector<GraphListing>& graphs, std::string_view id);
+// The result points into `graphs`: a temporary list (Artifact::graphs() returns by value) would leave
+// it dangling.
+const GraphListing* findGraph(std::vector<GraphListing>&& graphs, std::string_view id) = delete;
 
 }  // namespace lathe::io

@@ -23,7 +23,8 @@ class CostModel : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const io::Artifact artifact = io::loadArtifact(kSamples / "captures/llama3_8b_2l_train.log.gz");
-    if (const io::GraphListing* listing = io::findGraph(artifact.graphs(), "0/0:aot_forward_graph")) {
+    const std::vector<io::GraphListing> graphs = artifact.graphs();
+    if (const io::GraphListing* listing = io::findGraph(graphs, "0/0:aot_forward_graph")) {
       graph_ = listing->graph;
     }
     h200_ = hw::resolveHwProfile("h200");

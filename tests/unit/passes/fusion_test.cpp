@@ -52,7 +52,8 @@ Planned runPasses(const ir::Graph& graph, const analysis::GraphInputs& inputs, c
 }
 
 std::shared_ptr<const ir::Graph> graphOf(const io::Artifact& artifact, std::string_view id) {
-  const io::GraphListing* listing = io::findGraph(artifact.graphs(), id);
+  const std::vector<io::GraphListing> graphs = artifact.graphs();
+  const io::GraphListing* listing = io::findGraph(graphs, id);
   return listing ? listing->graph : nullptr;
 }
 
