@@ -1414,6 +1414,14 @@ starts in the previous step&apos;s tail</translation>
         <source>The snapshot %1 has no allocation trace: record one with torch.cuda.memory._record_memory_history() before the steps.</source>
         <translation>The snapshot %1 has no allocation trace: record one with torch.cuda.memory._record_memory_history() before the steps.</translation>
     </message>
+    <message>
+        <source>%1 memory %2</source>
+        <translation>%1 memory %2</translation>
+    </message>
+    <message>
+        <source>%1 memory %2: the step does not fit</source>
+        <translation>%1 memory %2: the step does not fit</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::NodeInspector</name>

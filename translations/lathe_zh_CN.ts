@@ -1395,6 +1395,14 @@ starts in the previous step&apos;s tail</source>
         <source>The snapshot %1 has no allocation trace: record one with torch.cuda.memory._record_memory_history() before the steps.</source>
         <translation>快照 %1 没有分配记录：请在运行这些步骤之前用 torch.cuda.memory._record_memory_history() 记录。</translation>
     </message>
+    <message>
+        <source>%1 memory %2</source>
+        <translation>%1 显存 %2</translation>
+    </message>
+    <message>
+        <source>%1 memory %2: the step does not fit</source>
+        <translation>%1 显存 %2：该步骤放不下</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::NodeInspector</name>

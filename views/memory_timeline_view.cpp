@@ -31,6 +31,7 @@ const std::array<QColor, analysis::kMemoryCategoryCount> kCategoryColors{
 const QColor kBaselineColor(0x30, 0x30, 0x30);
 const QColor kBudgetColor(0x7b, 0x1f, 0xa2);
 const QColor kSnapshotColor(0x00, 0x96, 0x88);
+const QColor kCapacityColor(0x20, 0x20, 0x20);
 
 // The allocated bytes of the device with the most trace events; nullopt when no device has any.
 std::optional<SnapshotCurve> curveOf(const analysis::SnapshotTimeline& timeline, const QString& file) {
@@ -258,6 +259,7 @@ void MemoryTimelineView::showCurrentStep() {
   plot_->clearGraphs();
   plot_->clearItems();
   budgetBytes_ = 0;
+  capacityBytes_ = 0;
   measuredPeakBytes_ = 0;
   measuredSummary_.clear();
   updateButtons();
@@ -271,7 +273,10 @@ void MemoryTimelineView::showCurrentStep() {
   const int steps = static_cast<int>(timeline.live.size());
   // One unit for every curve on the axis, from the largest of them.
   const auto& run = session_->planRun();
-  unit_ = byteAxisUnit(std::max({static_cast<double>(timeline.peakBytes), baselinePeakBytes(),
+  // The card's memory, once the step comes near it: far above, the line would flatten the curves.
+  const double capacity = run->target ? static_cast<double>(run->target->hardware().hbmCapacity) : 0.0;
+  if (capacity > 0 && static_cast<double>(timeline.peakBytes) >= kCapacityShownBelow * capacity) capacityBytes_ = capacity;
+  unit_ = byteAxisUnit(std::max({static_cast<double>(timeline.peakBytes), baselinePeakBytes(), capacityBytes_,
                                  snapshot_.bytes.isEmpty() ? 0.0 : static_cast<double>(snapshot_.peakBytes),
                                  run->budget ? static_cast<double>(run->budget->budgetBytes) : 0.0}));
   plot_->yAxis->setLabel(tr("Live memory (%1)").arg(unit_.name));
@@ -353,6 +358,16 @@ void MemoryTimelineView::showCurrentStep() {
              run->budgetMet() ? tr("budget %1").arg(formatBytes(run->budget->budgetBytes))
                               : tr("budget %1 cannot be met").arg(formatBytes(run->budget->budgetBytes)),
              kBudgetColor, xEnd - 1, Qt::AlignRight);
+  }
+  if (capacityBytes_ > 0) {
+    const double capacityInUnits = capacityBytes_ / unit_.bytes;
+    highest = std::max(highest, capacityInUnits);
+    const bool fits = static_cast<double>(timeline.peakBytes) <= capacityBytes_;
+    addLevel(plot_, capacityInUnits, QPen(kCapacityColor, 2, Qt::SolidLine),
+             fits ? tr("%1 memory %2").arg(run->hardware, formatBytes(static_cast<uint64_t>(capacityBytes_)))
+                  : tr("%1 memory %2: the step does not fit")
+                        .arg(run->hardware, formatBytes(static_cast<uint64_t>(capacityBytes_))),
+             fits ? kCapacityColor : QColor(0xc0, 0x20, 0x20), 0, Qt::AlignLeft);
   }
   highest = std::max(highest, showMeasured(run->graphId));
   const double top = highest * 1.2 > 0 ? highest * 1.2 : 1.0;

@@ -48,6 +48,10 @@ class MemoryTimelineView : public QWidget {
   [[nodiscard]] double plottedPeakBytes() const;
   // The budget line drawn, in bytes; 0 when none.
   [[nodiscard]] double plottedBudgetBytes() const { return budgetBytes_; }
+  // The target's memory drawn, in bytes: shown when the step comes near it (a peak within
+  // kCapacityShownBelow of it, or above); 0 when not drawn.
+  [[nodiscard]] double plottedCapacityBytes() const { return capacityBytes_; }
+  static constexpr double kCapacityShownBelow = 0.5;
 
   // A run's measured steps: for a graph the run planned, its measured peak (what the step held
   // before plus the largest peak above it) is drawn beside the planned one. Null clears it.
@@ -103,6 +107,7 @@ class MemoryTimelineView : public QWidget {
   ByteUnit unit_;             // of the y axis, chosen at each redraw
   QString baselineLabel_;
   double budgetBytes_ = 0;
+  double capacityBytes_ = 0;
   std::shared_ptr<const plan::MeasuredProfile> profile_;
   double measuredPeakBytes_ = 0;
   QString measuredSummary_;

@@ -14,7 +14,8 @@
 namespace lathe::cli {
 
 // Exit codes beyond lathe::ErrorCode's (1 usage, 2 bad input, 3 internal): `lathe plan` wrote its
-// plan, but the plan does not fit the memory budget it was asked for.
+// plan, but the plan does not fit the memory budget it was asked for (or, with --strict, the
+// target's memory).
 inline constexpr int kExitBudgetMissed = 4;
 
 struct GlobalOptions {

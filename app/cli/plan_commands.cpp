@@ -34,6 +34,7 @@ struct PlanOptions {
   std::string path, graphId, hw{passes::kDefaultHardware}, pipeline, output, opsFile;
   std::vector<std::string> opFlags;
   bool json = false;
+  bool strict = false;  // plan: a peak over the target's memory fails (exit 4)
 };
 struct TimelineOptions {
   std::string path;
@@ -133,7 +134,15 @@ int runPlan(const GlobalOptions& global) {
   const passes::PipelineRun run = passes::runPipeline(context, steps);
   const plan::PlanBundle bundle = passes::buildPlanBundle(context, run, o.path, target.graphId());
   if (!o.output.empty()) plan::writePlan(o.output, bundle);
-  const int status = budgetMissed(run) ? kExitBudgetMissed : 0;
+  // A plan whose step does not fit the card is written all the same (it says how far off it is), and
+  // said to be so; --strict makes that a failure for scripts and CI.
+  const uint64_t capacity = target.hardware().hbmCapacity;
+  const bool overCapacity = capacity > 0 && bundle.timeline.peakBytes > capacity;
+  if (overCapacity) {
+    std::cerr << fmt::format("lathe: warning: the planned peak {} exceeds the {} of {}: the step does not fit\n",
+                             formatBytes(bundle.timeline.peakBytes), formatBytes(capacity), target.hardware().name);
+  }
+  const int status = budgetMissed(run) || (o.strict && overCapacity) ? kExitBudgetMissed : 0;
   if (o.json) {
     std::cout << plan::planToJson(bundle);
     return status;
@@ -156,7 +165,9 @@ int runPlan(const GlobalOptions& global) {
                            bundle.timeline.node.empty() ? "-" : bundle.timeline.node[bundle.timeline.peakStep],
                            bundle.timeline.phase.empty() ? "-" : (bundle.timeline.phase[bundle.timeline.peakStep] == 'f' ? "forward" : "backward"));
   if (!o.output.empty()) std::cout << "plan written to " << o.output << '\n';
-  if (status != 0) std::cerr << "lathe: the plan does not meet the memory budget it was asked for (its smallest peak is kept)\n";
+  if (budgetMissed(run)) {
+    std::cerr << "lathe: the plan does not meet the memory budget it was asked for (its smallest peak is kept)\n";
+  }
   return status;
 }
 
@@ -483,6 +494,8 @@ void registerPlanCommands(CLI::App& app) {
                                                                     : "";
       });
   addOutputOption(plan, planOptions().output, "Write the plan bundle (lathe.plan/1 JSON) here");
+  plan->add_flag("--strict", planOptions().strict,
+                 "Exit 4 when the planned peak exceeds the target's memory (the plan is written all the same)");
   auto* timeline = app.add_subcommand("timeline", "Memory over the planned step, by category, from a plan bundle");
   timeline->add_option("plan", timelineOptions().path, "Plan bundle written by `lathe plan -o`")->required();
   timeline->add_flag("--csv", timelineOptions().csv, "Every step as CSV");

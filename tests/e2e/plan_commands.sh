@@ -74,6 +74,22 @@ expect 1 "recompute on an inference graph" -- "$lathe" plan "$samples/captures/l
 expect 1 "offload before split" -- "$lathe" plan "$tiny" --pipeline "offload"
 expect 1 "a value out of its declared range" -- "$lathe" plan "$tiny" --pipeline "split,offload(resident=1.5)"
 
+# A planned peak over the target's memory: written and warned about; with --strict, exit 4.
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["id"]="h200_1mib"; p["hbm_capacity"]["value"]=1<<20; json.dump(p, open(sys.argv[2], "w"))' \
+  "$3/resources/hw/h200.json" "$tmp/h200_1mib.json"
+if "$lathe" plan "$tiny" --hw "$tmp/h200_1mib.json" -o "$tmp/small.json" > /dev/null 2> "$tmp/err" &&
+   grep -q "exceeds the 1.00 MiB" "$tmp/err" && [ -s "$tmp/small.json" ]; then
+  "$lathe" plan "$tiny" --hw "$tmp/h200_1mib.json" --strict -o "$tmp/strict.json" > /dev/null 2>&1
+  code=$?
+  if [ "$code" -eq 4 ] && [ -s "$tmp/strict.json" ] && "$lathe" plan "$tiny" --strict > /dev/null 2>&1; then
+    echo "ok   a peak over the card: a warning, exit 4 with --strict, the plan written"
+  else
+    fail "--strict over the card's memory: exit $code"
+  fi
+else
+  fail "a peak over the card's memory is not warned about: $(head -c 300 "$tmp/err")"
+fi
+
 # `lathe passes` lists every pass a pipeline takes, from the declarations the pipeline is checked by:
 # the statistics `plan` reports are the ones each pass declares.
 if "$lathe" passes --json > "$tmp/passes.json" 2> "$tmp/err" && "$lathe" passes > "$tmp/passes.txt" &&

@@ -111,6 +111,7 @@ class BudgetViewsTest : public QObject {
   void infeasibleBudgetIsReported();
   void offloadEntersThePlanOnlyWhenAsked();
   void targetGpuChangesTheEstimate();
+  void aStepLargerThanTheCardIsShownAgainstItsMemory();
   void ganttDrawsTheSimulatedStreams();
   void paretoClickSetsTheBudget();
   void ledgerAddsUpToTheSavedBytes();
@@ -303,6 +304,51 @@ void BudgetViewsTest::targetGpuChangesTheEstimate() {
   QVERIFY(rtx);
   QVERIFY(rtx->stepEstimateSeconds() > h200Step * 1.05);  // less compute and a slower host link
   QVERIFY(panel->outcomeLabel()->text().contains(QStringLiteral("5090")));
+}
+
+// A target whose memory the plan outgrows: the timeline draws the card's memory with the step above
+// it, the panel says so; an unreadable profile is refused and the plan stays on its target.
+void BudgetViewsTest::aStepLargerThanTheCardIsShownAgainstItsMemory() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QVERIFY(openWithFrontier(window, sample("captures/mixtral_2l_train.log.gz")));
+  PlanSession* session = window.planSession();
+  lathe::views::BudgetPanel* panel = window.budgetPanel();
+  const uint64_t budget = session->frontier()->noRecomputePeak() / kMiB * kMiB;
+  panel->setBudgetBytes(budget);
+  const PlanRun* h200 = waitForBudgetRun(session, budget, QStringLiteral("H200"));
+  QVERIFY(h200);
+  QCOMPARE(window.timelineView()->plottedCapacityBytes(), 0.0);  // 1.8 GiB on a 141 GB card: not drawn
+
+  lathe::hw::HwProfile small = lathe::hw::resolveHwProfile("h200");
+  small.id = "h200_1gib";
+  small.name = "H200 with 1 GiB";
+  small.hbmCapacity = uint64_t{1} << 30;
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("h200_1gib.json"));
+  {
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray::fromStdString(lathe::hw::hwProfileToJson(small).dump(1)));
+  }
+  panel->setHardware(path);
+  const PlanRun* run = waitForBudgetRun(session, budget, QStringLiteral("1 GiB"));
+  QVERIFY(run);
+  QVERIFY(run->planned.back().timeline.peakBytes > small.hbmCapacity);
+  QCOMPARE(window.timelineView()->plottedCapacityBytes(), static_cast<double>(small.hbmCapacity));
+  const QString outcome = panel->outcomeLabel()->text();
+  QVERIFY2(outcome.contains(QStringLiteral("more than the 1.00 GiB")), qPrintable(outcome));
+
+  const QString broken = dir.filePath(QStringLiteral("broken.json"));
+  {
+    QFile file(broken);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("{\"format\": ");
+  }
+  panel->setHardware(broken);
+  QCOMPARE(session->hardware(), path);
+  QVERIFY2(panel->outcomeLabel()->text().contains(QStringLiteral("Cannot plan on broken.json")),
+           qPrintable(panel->outcomeLabel()->text()));
 }
 
 void BudgetViewsTest::ganttDrawsTheSimulatedStreams() {
