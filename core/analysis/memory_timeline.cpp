@@ -28,19 +28,57 @@ StepSchedule trainingSchedule(const StepPartition& partition) {
   return schedule;
 }
 
+namespace {
+
+// Inductor's post-grad pass turns a scatter of a scalar into fresh constants (the loss gradient's
+// one-hot) into one pointwise kernel: nothing is written in place there.
+bool scatterOfScalarIntoConstant(const ir::Graph& graph, ir::NodeId id, ir::NodeId into) {
+  const ir::OpInfo& info = ir::lookupOp(graph.str(graph.node(id).target));
+  if (info.name != "aten.scatter" || !ir::canonicalOpName(graph.str(graph.node(id).target)).ends_with(".value")) {
+    return false;
+  }
+  const ir::Node& source = graph.node(into);
+  return source.kind == ir::NodeKind::CallFunction && ir::lookupOp(graph.str(source.target)).category == ir::OpCategory::Creation;
+}
+
+}  // namespace
+
 StorageFacts storageFacts(const ir::Graph& graph) {
   StorageFacts facts;
   facts.aliasOf.assign(graph.size(), ir::kNoNode);
   facts.bytes.resize(graph.size());
+  facts.updatesInPlace.assign(graph.size(), 0);
+  facts.fusible.assign(graph.size(), 0);
+  facts.inlinable.assign(graph.size(), 0);
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
     const ir::Node& node = graph.node(id);
     facts.bytes[id] = node.meta.storageBytes();
     if (node.kind != ir::NodeKind::CallFunction && node.kind != ir::NodeKind::CallMethod) continue;
-    const ir::OpCategory category = ir::lookupOp(graph.str(node.target)).category;
-    if (category != ir::OpCategory::View && category != ir::OpCategory::Getitem) continue;
+    const ir::OpInfo& info = ir::lookupOp(graph.str(node.target));
     const auto ins = graph.inputs(id);
-    if (ins.empty() || !graph.node(ins[0]).meta.isTensor()) continue;  // getitem of a tuple allocates
-    facts.aliasOf[id] = ins[0];
+    facts.fusible[id] = info.fusible ? 1 : 0;
+    if (info.category == ir::OpCategory::View || info.category == ir::OpCategory::Getitem) {
+      if (!ins.empty() && graph.node(ins[0]).meta.isTensor()) facts.aliasOf[id] = ins[0];  // getitem of a tuple allocates
+      continue;
+    }
+    // Written into its first argument when that is a fresh tensor of the same size read by nothing
+    // else: reinplacing needs no later reader, whatever the schedule.
+    if (info.updatesFirstArgument && !ins.empty()) {
+      const ir::NodeId into = ins[0];
+      const ir::Node& target = graph.node(into);
+      if ((target.kind == ir::NodeKind::CallFunction || target.kind == ir::NodeKind::CallMethod) &&
+          facts.aliasOf[into] == ir::kNoNode && target.meta.isTensor() && graph.users(into).size() == 1 &&
+          facts.bytes[into] == facts.bytes[id] && !scatterOfScalarIntoConstant(graph, id, into)) {
+        facts.aliasOf[id] = into;
+        facts.updatesInPlace[id] = 1;
+        continue;
+      }
+    }
+    // Inductor realizes every reduction; a tuple's parts come from a kernel of their own.
+    facts.inlinable[id] = info.fusible && node.meta.isTensor() && info.category != ir::OpCategory::Reduction &&
+                                  info.category != ir::OpCategory::Normalization
+                              ? 1
+                              : 0;
   }
   return facts;
 }
@@ -89,20 +127,35 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     storages.push_back(life);
   }
 
+  // A storage is written out when something other than a fusible reader of its own phase reads it;
+  // `reads` lists, per storage, the storages its execution read (CSR), for those that are not.
+  std::vector<uint8_t> writtenOut(storages.size(), 1);
+  std::vector<uint32_t> readsBegin(storages.size(), 0);
+  std::vector<int32_t> reads;
   for (uint32_t step = 0; step < steps; ++step) {
     const ir::NodeId id = schedule.nodes[step];
     const Phase phase = schedule.phase[step];
-    for (ir::NodeId in : graph.inputs(id)) {
-      if (current[in] >= 0) storages[current[in]].last = std::max(storages[current[in]].last, step);
-    }
     const ir::NodeId base = facts.aliasOf[id];
+    const bool view = base != ir::kNoNode && !facts.updatesInPlace[id];
+    const size_t readsBefore = reads.size();
+    for (ir::NodeId in : graph.inputs(id)) {
+      if (current[in] < 0) continue;
+      StorageLife& read = storages[current[in]];
+      read.last = std::max(read.last, step);
+      if (view) continue;  // a view reads nothing: its readers read the storage
+      reads.push_back(current[in]);
+      if (!facts.fusible[id] || facts.updatesInPlace[id] || read.phase != phase) writtenOut[current[in]] = 1;
+    }
     if (base != ir::kNoNode) {
       current[id] = current[base];
+      if (facts.updatesInPlace[id] && current[base] >= 0) writtenOut[current[base]] = 1;
+      reads.resize(readsBefore);
       continue;
     }
     const ir::Node& node = graph.node(id);
     if (!node.meta.isTensor()) {
       current[id] = -1;
+      reads.resize(readsBefore);
       continue;
     }
     StorageLife life;
@@ -112,7 +165,10 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     life.first = life.last = step;
     current[id] = static_cast<int32_t>(storages.size());
     storages.push_back(life);
+    writtenOut.push_back(facts.inlinable[id] ? 0 : 1);
+    readsBegin.push_back(static_cast<uint32_t>(readsBefore));
   }
+  readsBegin.push_back(static_cast<uint32_t>(reads.size()));
   // Outputs of the step stay live to its end; a storage is a gradient or an output when any view
   // of it is returned as one.
   std::vector<uint8_t> returnsGradient(storages.size(), 0), returnsOutput(storages.size(), 0);
@@ -120,6 +176,32 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     if (current[id] < 0 || !(forwardOutput[id] || gradient[id])) continue;
     storages[current[id]].last = lastStep;
     (gradient[id] ? returnsGradient : returnsOutput)[current[id]] = 1;
+    writtenOut[current[id]] = 1;
+  }
+  // A value inside its readers' kernels allocates nothing; what it reads is read by them instead.
+  // Latest first, so that a chain of such values hands its last read down to what it started from.
+  for (size_t s = storages.size(); s-- > 0;) {
+    if (writtenOut[s]) continue;
+    for (uint32_t r = readsBegin[s]; r < readsBegin[s + 1]; ++r) {
+      storages[reads[r]].last = std::max(storages[reads[r]].last, storages[s].last);
+    }
+  }
+  std::vector<int32_t> kept(storages.size(), -1);  // by storage: its index once inlined values are gone
+  {
+    size_t next = 0;
+    for (size_t s = 0; s < storages.size(); ++s) {
+      if (!writtenOut[s]) continue;
+      kept[s] = static_cast<int32_t>(next);
+      returnsGradient[next] = returnsGradient[s];
+      returnsOutput[next] = returnsOutput[s];
+      storages[next++] = storages[s];
+    }
+    storages.resize(next);
+    returnsGradient.resize(next);
+    returnsOutput.resize(next);
+    for (int32_t& c : current) {
+      if (c >= 0) c = kept[c];
+    }
   }
 
   for (size_t s = 0; s < storages.size(); ++s) {
@@ -136,6 +218,33 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
       life.category = MemoryCategory::Saved;
     } else {
       life.category = MemoryCategory::Temporaries;
+    }
+  }
+
+  // Inductor writes a generated kernel's output into an input buffer of its size that dies in that
+  // kernel (in-place buffer reuse): from then on the two are one allocation. What an inlined value
+  // read, its kernel reads. Graph inputs and the forward's values the backward reads are not the
+  // compiled program's to reuse.
+  std::vector<int32_t> pending;
+  for (size_t s = 0; s < kept.size(); ++s) {
+    if (kept[s] < 0) continue;
+    const StorageLife& out = storages[kept[s]];
+    if (!facts.fusible[out.node] || graph.node(out.node).kind == ir::NodeKind::Placeholder) continue;
+    pending.assign(reads.begin() + readsBegin[s], reads.begin() + readsBegin[s + 1]);
+    while (!pending.empty()) {
+      const int32_t r = pending.back();
+      pending.pop_back();
+      if (kept[r] < 0) {
+        pending.insert(pending.end(), reads.begin() + readsBegin[r], reads.begin() + readsBegin[r + 1]);
+        continue;
+      }
+      StorageLife& in = storages[kept[r]];
+      if (in.last == out.first && in.first < out.first && in.bytes == out.bytes && in.phase == out.phase &&
+          graph.node(in.node).kind != ir::NodeKind::Placeholder && in.category != MemoryCategory::Gradients &&
+          in.category != MemoryCategory::Outputs) {
+        in.last = out.first - 1;
+        break;
+      }
     }
   }
 

@@ -1,8 +1,17 @@
 // Execution order of a step and the memory it keeps live, by category. A step is a list of node
 // executions; for a training step made from a joint graph it is the forward, then the backward
-// with its recomputation (joint.h). Views allocate nothing: they keep their base's storage alive.
-// Each execution allocates its output when it starts and every storage is freed after its last
-// read, so the bytes live at a step include the node's inputs and its output.
+// with its recomputation (joint.h). Each execution allocates its output when it starts and every
+// storage is freed after its last read, so the bytes live at a step include the node's inputs and
+// its output.
+//
+// Storages are counted as the compiled program (Inductor) holds them, not as the graph writes them:
+// - views allocate nothing: they keep their base's storage alive;
+// - a functional update of a tensor nothing else reads (index_put into fresh zeros, the embedding
+//   gradient) is written into that tensor, as Inductor's reinplacing does;
+// - a pointwise value whose readers all fuse with it in the same phase lives only inside their
+//   kernels (Inductor inlines it): it allocates nothing, and what it reads stays live until its
+//   last reader runs. Reductions, values a non-fusible op reads (matmuls, attention, collectives),
+//   values the backward reads from the forward, and the step's outputs are written out.
 #pragma once
 
 #include <array>
@@ -50,7 +59,7 @@ struct StepSchedule {
 // The forward then the backward of a partitioned joint graph.
 [[nodiscard]] StepSchedule trainingSchedule(const StepPartition& partition);
 
-// One storage: the value of a non-view execution, with every view of it.
+// One allocated storage: the value of an execution that is written out, with every alias of it.
 struct StorageLife {
   ir::NodeId node = ir::kNoNode;  // the execution that allocated it (a placeholder for inputs)
   Phase phase = Phase::Forward;
@@ -70,12 +79,16 @@ struct MemoryTimeline {
   std::vector<StorageLife> storages;
 };
 
-// What a timeline needs of each node, whatever the schedule: the input whose storage it shares
-// (a view, or a getitem indexing a tensor; kNoNode otherwise) and its storage bytes. It takes a
-// registry lookup per node: a caller that builds many timelines of one graph computes it once.
+// What a timeline needs of each node, whatever the schedule. It takes a registry lookup per node:
+// a caller that builds many timelines of one graph computes it once.
 struct StorageFacts {
+  // The input whose storage it shares: a view, a getitem indexing a tensor, or an update written
+  // in place (updatesInPlace); kNoNode otherwise.
   std::vector<ir::NodeId> aliasOf;
   std::vector<uint64_t> bytes;
+  std::vector<uint8_t> updatesInPlace;  // 1: aliasOf is the tensor it writes into
+  std::vector<uint8_t> fusible;         // 1: its op joins a generated kernel with what it reads
+  std::vector<uint8_t> inlinable;       // 1: its value can live inside its readers' kernels
 };
 [[nodiscard]] StorageFacts storageFacts(const ir::Graph& graph);
 

@@ -90,6 +90,7 @@ OpInfo infoFromRow(const detail::OpRow& row) {
   info.fusible =
       (fusibleByDefault(row.category) || (row.traits & detail::kFusible)) && !(row.traits & detail::kNotFusible);
   info.computeSensitive = (row.traits & detail::kComputeSensitive) != 0;
+  info.updatesFirstArgument = (row.traits & detail::kUpdatesFirstArgument) != 0;
   return info;
 }
 
@@ -165,6 +166,7 @@ OpInfo applyFlags(OpInfo info, const OpFlags& flags) {
       info.flopsPerElement = like->flopsPerElement;
       info.attention = like->attention;
       info.fusible = like->fusible;
+      info.updatesFirstArgument = like->updatesFirstArgument;
     }
   }
   if (flags.category) info.category = *flags.category;

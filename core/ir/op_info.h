@@ -137,6 +137,9 @@ struct OpInfo {
   double flopsPerElement = 0;  // Fill, Pointwise, Reduction, Collective formulas
   AttentionArgs attention;     // Attention formulas
   bool fusible = false;        // can join a fused (Inductor-style generated) kernel
+  // The functional form of an update of argument 0 (index_put, scatter_add, slice_scatter ...):
+  // Inductor's reinplacing writes it into that argument when nothing else reads it.
+  bool updatesFirstArgument = false;
   // MagiCompiler's custom-op flags. Built-in ops that torch's partitioner treats as compute
   // intensive (mm, bmm, addmm, convolution(_backward), SDPA flash/efficient,
   // _flash/_efficient_attention_forward, upsample_bilinear2d, _scaled_mm) are compute sensitive by

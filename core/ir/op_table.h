@@ -13,6 +13,7 @@ enum OpTrait : uint8_t {
   kComputeSensitive = 1,  // torch's compute-intensive list
   kNotFusible = 2,        // an exception to its category's fusibility (sort, histc, nonzero ...)
   kFusible = 4,           // likewise the other way (getitem joins its producer's group)
+  kUpdatesFirstArgument = 8,  // OpInfo::updatesFirstArgument
 };
 
 struct OpRow {

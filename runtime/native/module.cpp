@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "analysis/graph_inputs.h"
 #include "hw/hw_profile.h"
 #include "io/fx/fx_text.h"
 #include "ir/op_info.h"
@@ -118,11 +119,23 @@ JointPlan fromBundle(const plan::PlanBundle& bundle, const ir::Graph& graph, con
 }
 
 // Plans a joint graph with a pipeline on a hardware profile.
+// `weights` names the placeholders whose storage outlives the step (parameters and buffers: torch's
+// static-lifetime inputs); AOT's text calls every primal a plain input.
 JointPlan planJoint(const std::string& fxText, const std::string& graphId, const std::string& pipeline,
-                    const std::string& hardware, bool inductorJointPasses, const SymbolHints& symbols) {
+                    const std::string& hardware, bool inductorJointPasses, const SymbolHints& symbols,
+                    const std::vector<std::string>& weights) {
   Diagnostics diagnostics;
   std::shared_ptr<ir::Graph> graph = parseGraph(fxText, graphId, diagnostics, symbols);
-  const passes::PlanTarget target(graph, graphId, hw::resolveHwProfile(hardware), inductorJointPasses);
+  analysis::GraphInputs inputs = analysis::inferGraphInputs(*graph, nullptr);
+  for (const std::string& name : weights) {
+    const ir::NodeId id = graph->find(name);
+    if (id == ir::kNoNode || graph->node(id).kind != ir::NodeKind::Placeholder) {
+      throw Error(ErrorCode::BadInput, graphId + ": no input named " + name + " among the graph's placeholders");
+    }
+    if (inputs.role[id] != ir::Role::Tangent) inputs.role[id] = ir::Role::Parameter;
+  }
+  const passes::PlanTarget target(graph, graphId, std::move(inputs), hw::resolveHwProfile(hardware),
+                                  ir::OpRegistry::global(), inductorJointPasses);
   if (!target.joint().joint) {
     throw Error(ErrorCode::BadInput, graphId + ": not a joint forward/backward graph (no tangents)");
   }
@@ -264,8 +277,10 @@ NB_MODULE(_native, m) {
       .def_ro("warnings", &JointPlan::warnings);
 
   m.def("plan_joint", &planJoint, nb::arg("fx_text"), nb::arg("graph_id"), nb::arg("pipeline"), nb::arg("hardware"),
-        nb::arg("inductor_joint_passes") = true, nb::arg("symbols") = SymbolHints{}, nb::call_guard<nb::gil_scoped_release>(),
-        "Plans a joint graph (FX readable text) with a pipeline on a hardware profile.");
+        nb::arg("inductor_joint_passes") = true, nb::arg("symbols") = SymbolHints{},
+        nb::arg("weights") = std::vector<std::string>{}, nb::call_guard<nb::gil_scoped_release>(),
+        "Plans a joint graph (FX readable text) with a pipeline on a hardware profile; `weights` names the "
+        "placeholders that live for the whole step (parameters and buffers).");
   m.def("bind_plan", &bindPlan, nb::arg("fx_text"), nb::arg("graph_id"), nb::arg("plan_path"),
         nb::arg("symbols") = SymbolHints{},
         nb::call_guard<nb::gil_scoped_release>(),

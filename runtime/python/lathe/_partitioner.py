@@ -142,7 +142,10 @@ class LathePartitioner(CustomPartitionerFn):
                 "artifact", metadata_fn=lambda: {"name": PLANNED_GRAPH_ARTIFACT, "encoding": "string"},
                 payload_fn=lambda: text)
             graph_id = self.graph_id()
-            plan = _planner.plan_joint(text, graph_id, self.options, size_hints(joint_graph))
+            # Parameters and buffers (torch's static-lifetime inputs) stay allocated for the whole step.
+            primals = [n for n in joint_graph.nodes if partitioners._is_primal(n)]
+            weights = [primals[i].name for i in kwargs.get("static_lifetime_input_indices") or () if i < len(primals)]
+            plan = _planner.plan_joint(text, graph_id, self.options, size_hints(joint_graph), weights)
             saved, plan.saved_through_getitems = saved_nodes(joint_graph, plan.plan.saved, graph_id)
             plan.torch_saved = [n.name for n in saved if not _is_sym(n)]
             made.append(plan)

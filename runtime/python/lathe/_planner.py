@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from typing import Optional
+from typing import Optional, Sequence
 
 import torch
 
@@ -80,9 +80,11 @@ class GraphPlan:
     offloaded: list = dataclasses.field(default_factory=list)  # saved tensors the graphs copy to host memory and back
 
 
-def plan_joint(fx_text: str, graph_id: str, options: CompileOptions, symbols: Optional[dict] = None) -> GraphPlan:
+def plan_joint(fx_text: str, graph_id: str, options: CompileOptions, symbols: Optional[dict] = None,
+               weights: Sequence[str] = ()) -> GraphPlan:
     """Plans one joint graph; raises LatheError when the plan cannot be applied as asked.
-    symbols: the traced value of each size symbol of a dynamic graph ({"s0": 2})."""
+    symbols: the traced value of each size symbol of a dynamic graph ({"s0": 2}); weights: the
+    placeholders that live for the whole step (parameters and buffers), by name."""
     hardware = resolve_hardware(options.hw)
     symbols = symbols or {}
     start = time.perf_counter()
@@ -90,7 +92,7 @@ def plan_joint(fx_text: str, graph_id: str, options: CompileOptions, symbols: Op
         plan = _native.bind_plan(fx_text, graph_id, options.plan, symbols=symbols)
         return GraphPlan(graph_id, hardware, "(plan file)", plan, time.perf_counter() - start)
     pipeline = pipeline_for(options, hardware)
-    plan = _native.plan_joint(fx_text, graph_id, pipeline, hardware, symbols=symbols)
+    plan = _native.plan_joint(fx_text, graph_id, pipeline, hardware, symbols=symbols, weights=list(weights))
     seconds = time.perf_counter() - start
     if not plan.budget_met:
         reason = next((line for line in plan.warnings if "budget" in line), "")
