@@ -64,11 +64,10 @@ std::optional<uint64_t> parseByteSize(std::string_view text) {
   return static_cast<uint64_t>(bytes);
 }
 
-void requireSupportedGraph(const ir::Graph& graph) {
+std::optional<std::string> unsupportedGraph(const ir::Graph& graph) {
   if (graph.size() > plan::kMaxPlanNodes) {
-    throw Error(ErrorCode::BadInput, "the graph has " + std::to_string(graph.size()) +
-                                         " nodes; the planner supports at most " + std::to_string(plan::kMaxPlanNodes) +
-                                         " (what a plan bundle holds)");
+    return "the graph has " + std::to_string(graph.size()) + " nodes; the planner supports at most " +
+           std::to_string(plan::kMaxPlanNodes) + " (what a plan bundle holds)";
   }
   uint64_t total = 0;
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
@@ -76,8 +75,8 @@ void requireSupportedGraph(const ir::Graph& graph) {
     if (!meta.isTensor()) continue;
     for (size_t d = 0; d < meta.sizes.size(); ++d) {
       if (meta.sizes[d].value < 0) {
-        throw Error(ErrorCode::BadInput, std::string(graph.name(id)) + ": dimension " + std::to_string(d) +
-                                             " has the negative size " + std::to_string(meta.sizes[d].value));
+        return std::string(graph.name(id)) + ": dimension " + std::to_string(d) + " has the negative size " +
+               std::to_string(meta.sizes[d].value);
       }
     }
     uint64_t elementBytes = 0;
@@ -88,17 +87,20 @@ void requireSupportedGraph(const ir::Graph& graph) {
     const uint64_t bytes = std::max(elementBytes, meta.storageBytes());
     if (bytes > kMaxTensorBytes) {
       const std::string size = bytes >= uint64_t{INT64_MAX} ? "2^63 bytes or more" : std::to_string(bytes) + " bytes";
-      throw Error(ErrorCode::BadInput, std::string(graph.name(id)) + ": a tensor of " + size +
-                                           "; the planner supports at most " + std::to_string(kMaxTensorBytes) +
-                                           " bytes (1 TiB) per tensor");
+      return std::string(graph.name(id)) + ": a tensor of " + size + "; the planner supports at most " +
+             std::to_string(kMaxTensorBytes) + " bytes (1 TiB) per tensor";
     }
     total += bytes;
   }
   if (total > kMaxGraphBytes) {
-    throw Error(ErrorCode::BadInput, "the graph's tensors hold " + std::to_string(total) +
-                                         " bytes; the planner supports at most " + std::to_string(kMaxGraphBytes) +
-                                         " bytes (16 TiB) in all");
+    return "the graph's tensors hold " + std::to_string(total) + " bytes; the planner supports at most " +
+           std::to_string(kMaxGraphBytes) + " bytes (16 TiB) in all";
   }
+  return std::nullopt;
+}
+
+void requireSupportedGraph(const ir::Graph& graph) {
+  if (std::optional<std::string> reason = unsupportedGraph(graph)) throw Error(ErrorCode::BadInput, std::move(*reason));
 }
 
 std::string_view optionTypeName(OptionType type) {

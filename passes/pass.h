@@ -106,6 +106,8 @@ struct PassContext {
 inline constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;  // 1 TiB
 inline constexpr uint64_t kMaxGraphBytes = uint64_t{1} << 44;   // 16 TiB
 void requireSupportedGraph(const ir::Graph& graph);
+// Why the planner refuses the graph (requireSupportedGraph's message), or nothing when it plans it.
+[[nodiscard]] std::optional<std::string> unsupportedGraph(const ir::Graph& graph);
 
 // What a statistic measures, so that every front end prints and converts it one way.
 enum class StatUnit : uint8_t { Count, Bytes, Seconds, Flag };

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "analysis/cost_model.h"
+#include "passes/fusion.h"
 #include "passes/recompute.h"
 #include "util/diagnostics.h"
 
@@ -104,7 +105,25 @@ const analysis::LayerUnits& PlanTarget::layerUnits() const {
 }
 
 const std::vector<double>& PlanTarget::nodeSeconds() const {
-  std::call_once(costs_->nodeOnce, [&] { costs_->nodeSeconds = analysis::nodeSeconds(graph(), hardware_, ops()); });
+  std::call_once(costs_->nodeOnce, [&] {
+    costs_->nodeSeconds = analysis::nodeSeconds(graph(), hardware_, ops());
+    if (!inductorJointPasses() || unsupportedGraph(graph())) return;  // a graph the planner refuses is shown node by node
+    // Inductor runs each fusion group as one kernel (analysis::groupCost: its external bytes, one
+    // launch). Each member carries a share of it by its own estimate, so that a step running part
+    // of a group (a recomputation) pays part of it. The groups are the fusion pass's with its
+    // defaults: Lathe's model of what Inductor fuses, whatever pipeline a plan runs.
+    const plan::PlanState grouped =
+        FusionPass().run(context(), plan::PlanState::empty(graph().size()), PassOptions{}).state;
+    std::vector<double>& seconds = costs_->nodeSeconds;
+    for (const plan::FusionGroup& group : grouped.groups) {
+      const double kernel = analysis::groupCost(graph(), group.nodes, hardware_, ops()).seconds;
+      double separate = 0;
+      for (ir::NodeId id : group.nodes) separate += seconds[id];
+      for (ir::NodeId id : group.nodes) {
+        seconds[id] = separate > 0 ? kernel * seconds[id] / separate : kernel / static_cast<double>(group.nodes.size());
+      }
+    }
+  });
   return costs_->nodeSeconds;
 }
 

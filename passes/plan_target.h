@@ -57,7 +57,9 @@ class PlanTarget {
   [[nodiscard]] const ir::OpRegistry& ops() const;
   [[nodiscard]] const analysis::JointInfo& joint() const;
   [[nodiscard]] const analysis::LayerUnits& layerUnits() const;  // with ops()
-  [[nodiscard]] const std::vector<double>& nodeSeconds() const;  // on hardware(), with ops()
+  // On hardware(), with ops(); under Inductor each fusion group is one kernel, its time shared among
+  // its members.
+  [[nodiscard]] const std::vector<double>& nodeSeconds() const;
   [[nodiscard]] const std::vector<double>& recomputeCost() const;  // passes::recomputeSeconds on hardware()
   [[nodiscard]] std::string_view defaultPipeline() const {
     return joint().joint ? kDefaultTrainingPipeline : kDefaultInferencePipeline;

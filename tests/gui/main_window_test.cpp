@@ -14,9 +14,9 @@
 #include <QTreeView>
 #include <algorithm>
 
-#include "analysis/cost_model.h"
 #include "hw/hw_profile.h"
 #include "io/artifact.h"
+#include "passes/plan_target.h"
 #include "views/artifact_tree_model.h"
 #include "views/diagnostics_model.h"
 #include "views/graph_nodes_model.h"
@@ -91,8 +91,10 @@ void MainWindowTest::selectionFlowsFromTreeToNodesToInspector() {
   QVERIFY(p.nodesModel->graphId().contains(QStringLiteral("joint")));
   QVERIFY(p.inspector->node() != lathe::ir::kNoNode);
   {
-    const std::vector<double> seconds =
-        lathe::analysis::nodeSeconds(*p.nodesModel->graph(), lathe::hw::resolveHwProfile(window.planSession()->hardware().toStdString()));
+    // Priced as the planner prices it: fusion groups as kernels (passes::PlanTarget::nodeSeconds).
+    const lathe::passes::PlanTarget target(lathe::io::loadArtifact(path.toStdString()), p.nodesModel->graphId().toStdString(),
+                                           lathe::hw::resolveHwProfile(window.planSession()->hardware().toStdString()));
+    const std::vector<double>& seconds = target.nodeSeconds();
     QCOMPARE(seconds[p.inspector->node()], *std::max_element(seconds.begin(), seconds.end()));
   }
 
