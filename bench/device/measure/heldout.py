@@ -1,0 +1,96 @@
+"""Training captures no test has seen, measured on the GPU: for each Hugging Face config below
+(random weights, bf16), one process compiles the model with torch.compile and writes its
+TORCH_TRACE, then times the step as ../shared/anchors §1 does (before = memory_allocated with
+grads None, peak = max_memory_allocated over one step, median step of 10 after 3 warm-ups).
+
+Usage (device): python3 bench/device/measure/heldout.py OUT_DIR
+Writes OUT_DIR/<name>.log.gz (the capture) and prints one JSON line per model, then a table.
+`lathe plan OUT_DIR/<name>.log.gz` on this machine gives the planner's figures for the same step.
+"""
+import gzip
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+MODELS = {
+    # name: (config class, config kwargs, batch, sequence)
+    "qwen2_2l": ("Qwen2Config", dict(vocab_size=151936, hidden_size=2048, intermediate_size=11008,
+                                     num_hidden_layers=2, num_attention_heads=16, num_key_value_heads=2), 1, 2048),
+    "mistral_2l": ("MistralConfig", dict(vocab_size=32768, hidden_size=4096, intermediate_size=14336,
+                                         num_hidden_layers=2, num_attention_heads=32, num_key_value_heads=8), 2, 2048),
+    "phi3_2l": ("Phi3Config", dict(vocab_size=32064, hidden_size=3072, intermediate_size=8192,
+                                   num_hidden_layers=2, num_attention_heads=32, num_key_value_heads=32), 2, 2048),
+}
+
+
+def measure(name: str, out_dir: str) -> None:
+    trace_dir = os.path.join(out_dir, "trace_" + name)
+    os.environ["TORCH_TRACE"] = trace_dir
+    import torch
+    import transformers
+    cls, kwargs, batch, seq = MODELS[name]
+    config = getattr(transformers, cls)(max_position_embeddings=seq, attn_implementation="sdpa", **kwargs)
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config).to("cuda", torch.bfloat16).train()
+    compiled = torch.compile(model)
+    ids = torch.randint(0, config.vocab_size, (batch, seq), device="cuda")
+
+    def step():
+        model.zero_grad(set_to_none=True)
+        compiled(input_ids=ids, labels=ids).loss.backward()
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    model.zero_grad(set_to_none=True)
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    compiled(input_ids=ids, labels=ids).loss.backward()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated()
+    times = []
+    for _ in range(10):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        step()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    print(json.dumps(dict(name=name, batch=batch, seq=seq, before=before, peak=peak, delta=peak - before,
+                          step_ms=times[len(times) // 2])), flush=True)
+
+
+def main() -> None:
+    out_dir = sys.argv[1]
+    if len(sys.argv) > 2:
+        measure(sys.argv[2], out_dir)
+        return
+    rows = []
+    for name in MODELS:
+        run = subprocess.run([sys.executable, __file__, out_dir, name], capture_output=True, text=True)
+        lines = [l for l in run.stdout.splitlines() if l.startswith("{")]
+        if run.returncode != 0 or not lines:
+            print(f"{name}: failed (rc {run.returncode})\n{run.stderr[-3000:]}", flush=True)
+            continue
+        rows.append(json.loads(lines[-1]))
+        logs = sorted(glob.glob(os.path.join(out_dir, "trace_" + name, "*.log")))
+        if logs:
+            with open(logs[0], "rb") as src, gzip.open(os.path.join(out_dir, name + ".log.gz"), "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        shutil.rmtree(os.path.join(out_dir, "trace_" + name), ignore_errors=True)
+    with open(os.path.join(out_dir, "heldout.jsonl"), "w") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    G = 2**30
+    print(f"{'model':<12} {'BxT':>7} {'before GiB':>11} {'peak GiB':>9} {'delta GiB':>10} {'step ms':>8}")
+    for r in rows:
+        print(f"{r['name']:<12} {r['batch']}x{r['seq']:<5} {r['before']/G:>11.3f} {r['peak']/G:>9.3f} "
+              f"{r['delta']/G:>10.3f} {r['step_ms']:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
