@@ -112,11 +112,15 @@ PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state
   if (joint.joint && state.activationOffload) offGpu = offGpuIntervals(*state.activationOffload);
   planned.timeline = analysis::memoryTimeline(context.graph, context.inputs, planned.schedule, joint.joint ? &joint : nullptr,
                                               joint.joint ? &partition : nullptr, {.offGpu = offGpu});
+  // Priced as the recompute pass prices a step: a recomputation at its recompute cost.
   const std::vector<double>& seconds = context.nodeSeconds();
+  const std::vector<double>& recomputeSeconds = context.recomputeCost();
   planned.startSeconds.reserve(planned.schedule.nodes.size());
-  for (ir::NodeId id : planned.schedule.nodes) {
+  for (size_t i = 0; i < planned.schedule.nodes.size(); ++i) {
+    const ir::NodeId id = planned.schedule.nodes[i];
+    const bool recomputation = joint.joint && i >= planned.schedule.backwardStart && partition.inForward[id];
     planned.startSeconds.push_back(planned.stepSeconds);
-    planned.stepSeconds += seconds[id];
+    planned.stepSeconds += recomputation ? recomputeSeconds[id] : seconds[id];
   }
   if (state.offload && !state.units.empty()) {
     applyOffload(context.graph, state, planned.schedule, planned.timeline);

@@ -1,5 +1,6 @@
 #include "passes/plan_target.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "analysis/cost_model.h"
@@ -128,7 +129,12 @@ const std::vector<double>& PlanTarget::nodeSeconds() const {
 }
 
 const std::vector<double>& PlanTarget::recomputeCost() const {
-  std::call_once(costs_->recomputeOnce, [&] { costs_->recomputeCost = recomputeSeconds(context()); });
+  std::call_once(costs_->recomputeOnce, [&] {
+    // A recomputation runs inside a backward kernel: never dearer than the node in its own.
+    costs_->recomputeCost = recomputeSeconds(context());
+    const std::vector<double>& own = nodeSeconds();
+    for (size_t id = 0; id < own.size(); ++id) costs_->recomputeCost[id] = std::min(costs_->recomputeCost[id], own[id]);
+  });
   return costs_->recomputeCost;
 }
 

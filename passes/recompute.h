@@ -46,7 +46,8 @@ struct RecomputeEvaluation {
 };
 
 // Estimated seconds to recompute each node: roofline time, without the launch for ops a generated
-// kernel can fuse into its backward consumer. PlanTarget::recomputeCost keeps it per target.
+// kernel can fuse into its backward consumer. PlanTarget::recomputeCost keeps it per target, capped
+// at the node's own time there (its share of its fused kernel).
 [[nodiscard]] std::vector<double> recomputeSeconds(const PassContext& context);
 
 // The step a saved set makes, priced with the target's node times and recompute costs.
