@@ -32,8 +32,7 @@ namespace {
 
 // Inductor's post-grad pass turns a scatter of a scalar into fresh constants (the loss gradient's
 // one-hot) into one pointwise kernel: nothing is written in place there.
-bool scatterOfScalarIntoConstant(const ir::Graph& graph, ir::NodeId id, ir::NodeId into) {
-  const ir::OpInfo& info = ir::lookupOp(graph.str(graph.node(id).target));
+bool scatterOfScalarIntoConstant(const ir::Graph& graph, ir::NodeId id, const ir::OpInfo& info, ir::NodeId into) {
   if (info.name != "aten.scatter" || !ir::canonicalOpName(graph.str(graph.node(id).target)).ends_with(".value")) {
     return false;
   }
@@ -68,7 +67,7 @@ StorageFacts storageFacts(const ir::Graph& graph) {
       const ir::Node& target = graph.node(into);
       if ((target.kind == ir::NodeKind::CallFunction || target.kind == ir::NodeKind::CallMethod) &&
           facts.aliasOf[into] == ir::kNoNode && target.meta.isTensor() && graph.users(into).size() == 1 &&
-          facts.bytes[into] == facts.bytes[id] && !scatterOfScalarIntoConstant(graph, id, into)) {
+          facts.bytes[into] == facts.bytes[id] && !scatterOfScalarIntoConstant(graph, id, info, into)) {
         facts.aliasOf[id] = into;
         facts.updatesInPlace[id] = 1;
         continue;
