@@ -22,8 +22,10 @@ struct PlanTarget::Shared {
 };
 
 struct PlanTarget::Costs {
-  std::once_flag nodeOnce, recomputeOnce;
-  std::vector<double> nodeSeconds, recomputeCost;
+  std::once_flag estimateOnce, nodeOnce, recomputeOnce;
+  std::vector<double> estimatedSeconds, nodeSeconds, recomputeCost;
+  std::vector<std::optional<double>> measuredSeconds;  // calibrated(): empty otherwise
+  std::string calibration;
 };
 
 const io::GraphListing* defaultPlanGraph(const std::vector<io::GraphListing>& graphs) {
@@ -105,9 +107,9 @@ const analysis::LayerUnits& PlanTarget::layerUnits() const {
   return shared_->units;
 }
 
-const std::vector<double>& PlanTarget::nodeSeconds() const {
-  std::call_once(costs_->nodeOnce, [&] {
-    costs_->nodeSeconds = analysis::nodeSeconds(graph(), hardware_, ops());
+const std::vector<double>& PlanTarget::estimatedNodeSeconds() const {
+  std::call_once(costs_->estimateOnce, [&] {
+    costs_->estimatedSeconds = analysis::nodeSeconds(graph(), hardware_, ops());
     if (!inductorJointPasses() || unsupportedGraph(graph())) return;  // a graph the planner refuses is shown node by node
     // Inductor runs each fusion group as one kernel (analysis::groupCost: its external bytes, one
     // launch). Each member carries a share of it by its own estimate, so that a step running part
@@ -115,7 +117,7 @@ const std::vector<double>& PlanTarget::nodeSeconds() const {
     // defaults: Lathe's model of what Inductor fuses, whatever pipeline a plan runs.
     const plan::PlanState grouped =
         FusionPass().run(context(), plan::PlanState::empty(graph().size()), PassOptions{}).state;
-    std::vector<double>& seconds = costs_->nodeSeconds;
+    std::vector<double>& seconds = costs_->estimatedSeconds;
     for (const plan::FusionGroup& group : grouped.groups) {
       const double kernel = analysis::groupCost(graph(), group.nodes, hardware_, ops()).seconds;
       double separate = 0;
@@ -125,8 +127,32 @@ const std::vector<double>& PlanTarget::nodeSeconds() const {
       }
     }
   });
+  return costs_->estimatedSeconds;
+}
+
+const std::vector<double>& PlanTarget::nodeSeconds() const {
+  std::call_once(costs_->nodeOnce, [&] {
+    costs_->nodeSeconds = estimatedNodeSeconds();
+    const auto& measured = costs_->measuredSeconds;
+    for (size_t id = 0; id < measured.size() && id < costs_->nodeSeconds.size(); ++id) {
+      if (measured[id]) costs_->nodeSeconds[id] = *measured[id];
+    }
+  });
   return costs_->nodeSeconds;
 }
+
+PlanTarget PlanTarget::calibrated(std::vector<std::optional<double>> measuredSeconds, std::string source) const {
+  if (measuredSeconds.size() != graph().size()) {
+    throw Error(ErrorCode::Internal, graphId() + ": " + std::to_string(measuredSeconds.size()) + " measured times for " +
+                                         std::to_string(graph().size()) + " nodes");
+  }
+  PlanTarget target(shared_, hardware_);
+  target.costs_->measuredSeconds = std::move(measuredSeconds);
+  target.costs_->calibration = std::move(source);
+  return target;
+}
+
+const std::string& PlanTarget::calibration() const { return costs_->calibration; }
 
 const std::vector<double>& PlanTarget::recomputeCost() const {
   std::call_once(costs_->recomputeOnce, [&] {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,14 @@ class PlanTarget {
   [[nodiscard]] PassContext context(const Progress& progress = {}) const;
   // The same graph on another target: graph analyses stay shared, costs are computed anew.
   [[nodiscard]] PlanTarget onHardware(hw::HwProfile hardware) const;
+  // The same graph priced with measured node times (a profile's, `--profile`): a node with a value
+  // costs what was measured, the others keep the estimate; recomputations stay capped at the node's
+  // own time. `source` names the measurement ("lathe_runtime cuda on NVIDIA H200").
+  [[nodiscard]] PlanTarget calibrated(std::vector<std::optional<double>> measuredSeconds, std::string source) const;
+  // What calibrated() was given; empty when the costs are the model's alone.
+  [[nodiscard]] const std::string& calibration() const;
+  // The model's own node times, also on a calibrated target (front ends show both).
+  [[nodiscard]] const std::vector<double>& estimatedNodeSeconds() const;
 
  private:
   struct Shared;

@@ -306,18 +306,29 @@ void requireTrainingStep(const ir::Graph& graph, const JointInfo& joint) {
                                                : " cannot be computed whatever the forward saves"));
 }
 
-// Completes a saved set so that the backward can run: a value the backward needs but cannot
-// compute is saved itself. The step the completed set makes comes with it.
+// Completes a saved set so that the backward can run and computes what the forward did: a value the
+// backward needs but cannot compute is saved itself, and so is one it would recompute that must run
+// once: a random op would draw other numbers (gpt2's dropout masks under the heuristic, as the
+// executor's gradient check shows), a collective or host op would run twice. The step the completed set
+// makes comes with it.
 struct ClosedSet {
   std::vector<NodeId> saved;  // the set given, with what it lacked (sorted when anything was added)
   analysis::StepPartition step;
 };
-ClosedSet closeSavedSet(const ir::Graph& graph, const JointInfo& joint, std::vector<NodeId> saved) {
+ClosedSet closeSavedSet(const ir::Graph& graph, const JointInfo& joint, const ir::OpRegistry& ops,
+                        std::vector<NodeId> saved) {
   for (int round = 0; round < 64; ++round) {
     analysis::StepPartition step = analysis::partitionJoint(graph, joint, saved);
     std::vector<NodeId> add;
     for (NodeId id : step.missing) {
       if (!joint.tangentClosure[id]) add.push_back(id);
+    }
+    for (NodeId id : step.recomputed) {
+      const ir::OpCategory category = ops.lookup(graph.target(id)).category;
+      if (category == ir::OpCategory::Random || category == ir::OpCategory::Collective ||
+          category == ir::OpCategory::Host) {
+        add.push_back(id);
+      }
     }
     if (add.empty()) return {std::move(saved), std::move(step)};
     saved.insert(saved.end(), add.begin(), add.end());
@@ -377,7 +388,7 @@ plan::RecomputeDecision torchPolicy(const ir::Graph& graph, const JointInfo& joi
   std::vector<NodeId> saved;
   for (NodeId c : *cut) saved.push_back(canonical.toOriginal[c]);
   std::sort(saved.begin(), saved.end());
-  saved = closeSavedSet(graph, joint, std::move(saved)).saved;
+  saved = closeSavedSet(graph, joint, ir::OpRegistry::global(), std::move(saved)).saved;
   return decisionFor(graph, joint, "torch", saved, std::vector<std::string>(saved.size(), "min cut"));
 }
 
@@ -445,7 +456,7 @@ plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const JointInfo&
               picks.end());
   std::vector<NodeId> chosen;
   for (const auto& [id, reason] : picks) chosen.push_back(id);
-  chosen = closeSavedSet(graph, joint, std::move(chosen)).saved;
+  chosen = closeSavedSet(graph, joint, ops, std::move(chosen)).saved;
   std::vector<std::string> reasons;
   for (NodeId id : chosen) {
     const auto it = std::lower_bound(picks.begin(), picks.end(), std::make_pair(id, std::string()),
@@ -640,7 +651,7 @@ class SavedSetPricer {
     auto [it, inserted] = priced_.try_emplace(std::move(requested));
     if (fresh != nullptr) *fresh = inserted;
     if (!inserted) return it->second;
-    ClosedSet closed = closeSavedSet(context_.graph, context_.joint(), it->first);
+    ClosedSet closed = closeSavedSet(context_.graph, context_.joint(), context_.ops, it->first);
     const RecomputeEvaluation eval =
         evaluatePartition(context_, std::move(closed.step), {.facts = &facts_, .perStep = false});
     PricedSet& set = it->second;
@@ -1050,7 +1061,7 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
                                              " is computed from the tangents: the forward cannot save it");
       }
     }
-    const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, std::move(listed)).saved;
+    const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, context.ops, std::move(listed)).saved;
     decision = decisionFor(context.graph, joint, "file", saved, std::vector<std::string>(saved.size(), "listed in the file"));
   }
   return resultFor(context, policy, std::move(decision), before, std::nullopt, activationOffload);

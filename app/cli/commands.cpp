@@ -569,11 +569,13 @@ void registerCommands(CLI::App& app, GlobalOptions& /*global*/) {
   memory->add_option("--points", o.points, "Points of the allocated-over-time series")->check(CLI::Range(1, 1000000));
   registerPlanCommands(app);
   registerExportCommand(app);
+  registerMeasureCommand(app);
 }
 
 int runSelectedCommand(CLI::App& app, const GlobalOptions& global) {
   if (const std::optional<int> rc = runPlanCommand(app, global)) return *rc;
   if (const std::optional<int> rc = runExportCommand(app, global)) return *rc;
+  if (const std::optional<int> rc = runMeasureCommand(app, global)) return *rc;
   if (app.got_subcommand("info")) return runInfo(global);
   if (app.got_subcommand("graphs")) return runGraphs(global);
   if (app.got_subcommand("show")) return runShow(global);

@@ -35,6 +35,10 @@ std::optional<int> runPlanCommand(CLI::App& app, const GlobalOptions& global);
 void registerExportCommand(CLI::App& app);
 std::optional<int> runExportCommand(CLI::App& app, const GlobalOptions& global);
 
+// `lathe measure` (measure_command.cpp): a graph or a plan's step run through libtorch.
+void registerMeasureCommand(CLI::App& app);
+std::optional<int> runMeasureCommand(CLI::App& app, const GlobalOptions& global);
+
 // Shared by the commands.
 Progress progressFor(const GlobalOptions& global);
 io::Artifact load(const std::string& path, const GlobalOptions& global);

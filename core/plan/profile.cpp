@@ -5,6 +5,7 @@
 
 #include "plan/json_reader.h"
 #include "util/atomic_write.h"
+#include "util/diagnostics.h"
 #include "util/input.h"
 #include "util/json_limits.h"
 
@@ -121,17 +122,51 @@ uint64_t MeasuredProfile::maxBeforeBytes() const {
   return before;
 }
 
+const ProfiledGraph* MeasuredProfile::measuredGraph(std::string_view fingerprint) const {
+  for (const ProfiledGraph& g : graphs) {
+    if (g.measured && g.fingerprint == fingerprint) return &g;
+  }
+  return nullptr;
+}
+
+std::vector<std::optional<double>> measuredSecondsByNode(const MeasuredNodes& measured, const ir::Graph& graph) {
+  std::vector<std::optional<double>> seconds(graph.size());
+  std::vector<std::string> unknown;
+  for (const MeasuredNode& n : measured.nodes) {
+    const ir::NodeId id = graph.find(n.node);
+    if (id == ir::kNoNode) {
+      unknown.push_back(n.node);
+      continue;
+    }
+    seconds[id] = seconds[id].value_or(0) + n.seconds;
+  }
+  if (!unknown.empty()) {
+    std::string names;
+    for (size_t i = 0; i < unknown.size() && i < 3; ++i) names += (i ? ", " : "") + unknown[i];
+    throw Error(ErrorCode::BadInput, "the profile measured " + std::to_string(unknown.size()) +
+                                         " node(s) this graph does not have (" + names + (unknown.size() > 3 ? ", ..." : "") +
+                                         "): it was measured on another graph");
+  }
+  return seconds;
+}
+
 std::string profileToJson(const MeasuredProfile& profile) {
   Json j = {{"format", kProfileFormat},
             {"device", {{"name", profile.device}, {"memory_bytes", profile.deviceMemoryBytes}}},
             {"torch", profile.torchVersion}};
   Json graphs = Json::array();
   for (const ProfiledGraph& g : profile.graphs) {
-    graphs.push_back({{"graph", g.graphId},
-                      {"fingerprint", g.fingerprint},
-                      {"plan", g.plan},
-                      {"predicted_peak_bytes", g.predictedPeakBytes},
-                      {"predicted_step_seconds", g.predictedStepSeconds}});
+    Json graph = {{"graph", g.graphId},
+                  {"fingerprint", g.fingerprint},
+                  {"plan", g.plan},
+                  {"predicted_peak_bytes", g.predictedPeakBytes},
+                  {"predicted_step_seconds", g.predictedStepSeconds}};
+    if (g.measured) {
+      Json nodes = Json::array();
+      for (const MeasuredNode& n : g.measured->nodes) nodes.push_back({{"node", n.node}, {"seconds", n.seconds}, {"bytes", n.bytes}});
+      graph["measured"] = {{"source", g.measured->source}, {"live_peak_bytes", g.measured->livePeakBytes}, {"nodes", std::move(nodes)}};
+    }
+    graphs.push_back(std::move(graph));
   }
   j["graphs"] = std::move(graphs);
   Json steps = Json::array();
@@ -176,6 +211,21 @@ MeasuredProfile profileFromJson(std::string_view text, const std::string& source
     graph.predictedPeakBytes = r.value<uint64_t>(g, "predicted_peak_bytes");
     graph.predictedStepSeconds = r.value<double>(g, "predicted_step_seconds");
     if (graph.predictedStepSeconds < 0) r.fail(r.field(g, "predicted_step_seconds"), "a time is not negative");
+    if (r.has(g, "measured")) {
+      const At m = r.field(g, "measured");
+      MeasuredNodes measured;
+      measured.source = r.name(r.field(m, "source"));
+      measured.livePeakBytes = r.value<uint64_t>(m, "live_peak_bytes");
+      r.forEach(r.field(m, "nodes"), [&](const At& n) {
+        MeasuredNode node;
+        node.node = r.name(r.field(n, "node"));
+        node.seconds = r.value<double>(n, "seconds");
+        if (!(node.seconds >= 0)) r.fail(r.field(n, "seconds"), "a time is not negative");
+        node.bytes = r.value<uint64_t>(n, "bytes");
+        measured.nodes.push_back(std::move(node));
+      });
+      graph.measured = std::move(measured);
+    }
     profile.graphs.push_back(std::move(graph));
   });
   r.forEach(r.field(j, "steps"), [&](const At& s) {

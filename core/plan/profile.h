@@ -6,7 +6,9 @@
 //    "device": {"name": "NVIDIA H200", "memory_bytes": N},      (name "cpu" and 0 without a GPU)
 //    "torch": "2.11.0+cu130",
 //    "graphs": [{"graph": ID, "fingerprint": HEX, "plan": PATH relative to the profile, or "",
-//                "predicted_peak_bytes": N, "predicted_step_seconds": s}],
+//                "predicted_peak_bytes": N, "predicted_step_seconds": s,
+//                "measured": {"source": S, "live_peak_bytes": N,                     (optional)
+//                             "nodes": [{"node": NAME, "seconds": s, "bytes": N}]}}],
 //    "steps": [{"seconds": s, "peak_bytes": N or null, "before_bytes": N or null,
 //               "kernels": [{"name": S, "calls": N, "seconds": s}]}],    ("kernels" optional)
 //    "weight_offload": {"kind": "inference" | "training", "policy": S,    (optional)
@@ -20,6 +22,13 @@
 // ran under torch.profiler (lathe.step(model, kernels=True)): per kernel name its launches and
 // device time in the step, longest first (on the CPU: the operators' own CPU time). The profiler
 // slows such a step, so the median step time leaves profiled steps out while others exist.
+//
+// measured: the graph's nodes as something ran them one by one — `lathe measure` (source
+// "lathe_runtime cpu" / "lathe_runtime cuda": each node a dispatcher call, in eager) or a profiler
+// trace mapped to nodes through Inductor's kernels (source "torch.profiler": a fused kernel's time
+// shared among the nodes it computes). seconds per node (nodes not listed ran nothing), bytes of new
+// storage each node's outputs hold; live_peak_bytes the most the step's own values held at once
+// (inputs not counted). The planner's `--profile` prices nodes with these seconds.
 //
 // weight_offload: a run whose layer units' weights were streamed (the runtime's lathe._weights): one
 // step under the plan in use, as the offload planner simulated it and as the GPU ran it. Segments
@@ -35,10 +44,26 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/graph.h"
+
 namespace lathe::plan {
 
 inline constexpr std::string_view kProfileFormat = "lathe.profile/1";
 inline constexpr uint64_t kMaxProfileBytes = uint64_t{64} << 20;
+
+struct MeasuredNode {
+  std::string node;
+  double seconds = 0;
+  uint64_t bytes = 0;
+  friend bool operator==(const MeasuredNode&, const MeasuredNode&) = default;
+};
+
+struct MeasuredNodes {
+  std::string source;  // "lathe_runtime cpu", "lathe_runtime cuda", "torch.profiler"
+  uint64_t livePeakBytes = 0;
+  std::vector<MeasuredNode> nodes;
+  friend bool operator==(const MeasuredNodes&, const MeasuredNodes&) = default;
+};
 
 struct ProfiledGraph {
   std::string graphId;
@@ -46,6 +71,7 @@ struct ProfiledGraph {
   std::string plan;  // the graph's plan bundle, relative to the profile's folder; empty: none written
   uint64_t predictedPeakBytes = 0;
   double predictedStepSeconds = 0;
+  std::optional<MeasuredNodes> measured;
   friend bool operator==(const ProfiledGraph&, const ProfiledGraph&) = default;
 };
 
@@ -112,7 +138,14 @@ struct MeasuredProfile {
   [[nodiscard]] std::optional<uint64_t> maxPeakBytes() const;
   // The most any step held before it began (0 when none says).
   [[nodiscard]] uint64_t maxBeforeBytes() const;
+  // The entry of the graph with this fingerprint that has measured nodes; null when none has.
+  [[nodiscard]] const ProfiledGraph* measuredGraph(std::string_view fingerprint) const;
 };
+
+// The measured seconds over the graph's node ids (nullopt where nothing was measured). Throws
+// Error(BadInput) naming the nodes the graph lacks (a profile of another graph).
+[[nodiscard]] std::vector<std::optional<double>> measuredSecondsByNode(const MeasuredNodes& measured,
+                                                                      const ir::Graph& graph);
 
 [[nodiscard]] std::string profileToJson(const MeasuredProfile& profile);
 // Throws Error(BadInput) "<source>: <JSON path>: <what>" for the first bad value (as plan bundles).

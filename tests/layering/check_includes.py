@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The include rules of the source tree. Reads every `#include` in core/, passes/, kernels/, views/,
-app/ and runtime/native/ and fails, listing file:line and the rule broken, when
+app/, runtime/native/ and runtime/executor/ and fails, listing file:line and the rule broken, when
 
 - a layer of core includes a higher layer of core (CORE_LAYERS);
 - a library includes one it does not link (the link lines of its CMakeLists.txt), or links one
@@ -32,6 +32,7 @@ LIBRARIES = {
     "app/cli": ("app/cli/CMakeLists.txt", ["lathe"]),
     "app/studio": ("app/studio/CMakeLists.txt", ["lathe_studio_window", "lathe-studio"]),
     "runtime/native": ("runtime/CMakeLists.txt", ["lathe_native"]),
+    "runtime/executor": ("runtime/executor/CMakeLists.txt", ["lathe_runtime"]),
 }
 # What each library may link (README, "Layout"): dependencies point one way.
 ARCHITECTURE = {
@@ -40,9 +41,10 @@ ARCHITECTURE = {
     "kernels": {"core"},
     "views/logic": {"passes", "core"},
     "views": {"views/logic", "kernels", "passes", "core"},
-    "app/cli": {"kernels", "passes", "core"},
+    "app/cli": {"runtime/executor", "kernels", "passes", "core"},
     "app/studio": {"views", "views/logic", "kernels", "passes", "core"},
     "runtime/native": {"passes", "core"},
+    "runtime/executor": {"passes", "core"},
 }
 HEADLESS = ("core", "passes", "kernels", "views/logic")  # built and tested without Qt and torch
 QT_OR_TORCH = re.compile(r"^(Q[A-Za-z]|qcustomplot\.h$|torch/|ATen/|c10/|caffe2/)")
