@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <iostream>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 
 #include "analysis/cost_model.h"
@@ -16,6 +17,7 @@
 #include "commands.h"
 #include "hw/hw_profile.h"
 #include "output.h"
+#include "passes/calibration.h"
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
 #include "passes/plan_target.h"
@@ -31,13 +33,13 @@ namespace {
 using nlohmann::json;
 
 struct PlanOptions {
-  std::string path, graphId, hw{passes::kDefaultHardware}, pipeline, output, opsFile;
+  std::string path, graphId, hw{passes::kDefaultHardware}, pipeline, output, opsFile, profile;
   std::vector<std::string> opFlags;
   bool json = false;
   bool strict = false;  // plan: a peak over the target's memory fails (exit 4)
 };
 struct TimelineOptions {
-  std::string path;
+  std::string path, profile;
   bool csv = false, json = false;
   size_t points = 24;
 };
@@ -101,13 +103,42 @@ void applyOpFlags(const PlanOptions& o) {
   }
 }
 
-// The graph to plan (the one named, else passes::defaultPlanGraph) on the target named.
-passes::PlanTarget prepare(const PlanOptions& o, const GlobalOptions& global) {
+// The graph to plan (the one named, else passes::defaultPlanGraph) on the target named; priced with
+// the profile's measured node times when --profile names one (its report in `calibration`).
+passes::PlanTarget prepare(const PlanOptions& o, const GlobalOptions& global,
+                           std::optional<passes::Calibration>* calibration = nullptr) {
   applyOpFlags(o);
   const io::Artifact artifact = load(o.path, global);
   hw::HwProfile hardware = hw::resolveHwProfile(o.hw);
-  if (!o.graphId.empty()) return passes::PlanTarget(artifact, selectGraph(artifact.graphs(), o.graphId).id, std::move(hardware));
-  return passes::PlanTarget(artifact, "", std::move(hardware));
+  passes::PlanTarget target = o.graphId.empty()
+                                  ? passes::PlanTarget(artifact, "", std::move(hardware))
+                                  : passes::PlanTarget(artifact, selectGraph(artifact.graphs(), o.graphId).id, std::move(hardware));
+  if (o.profile.empty()) return target;
+  passes::Calibration calibrated = passes::calibrate(target, plan::readProfile(o.profile), o.profile);
+  target = calibrated.target;
+  if (calibration) *calibration = std::move(calibrated);
+  return target;
+}
+
+// How far the model was from the measurement, per op category, and what the plan now uses.
+void printCalibration(const passes::Calibration& c) {
+  std::cout << fmt::format("calibrated: {} nodes priced as {} measured them\n", c.measuredNodes, c.source);
+  if (c.device != c.target.hardware().name) {
+    std::cout << fmt::format("note: measured on {}, planned for {}: the plan's times are the measured device's\n", c.device,
+                             c.target.hardware().name);
+  }
+  Table table({"op category", "nodes", "estimated", "measured", "error"});
+  double estimated = 0, measured = 0;
+  for (const passes::CategoryTimes& t : c.byCategory) {
+    table.add({std::string(ir::categoryName(t.category)), std::to_string(t.nodes), formatSeconds(t.estimated),
+               formatSeconds(t.measured),
+               t.measured > 0 ? fmt::format("{:+.0f}%", 100 * (t.estimated - t.measured) / t.measured) : "-"});
+    estimated += t.estimated;
+    measured += t.measured;
+  }
+  table.add({"all", std::to_string(c.measuredNodes), formatSeconds(estimated), formatSeconds(measured),
+             measured > 0 ? fmt::format("{:+.0f}%", 100 * (estimated - measured) / measured) : "-"});
+  table.print(std::cout, "  ");
 }
 
 // A CPU capture is priced on a GPU profile: the figures are what it would cost there.
@@ -126,7 +157,8 @@ bool budgetMissed(const passes::PipelineRun& run) {
 
 int runPlan(const GlobalOptions& global) {
   const PlanOptions& o = planOptions();
-  const passes::PlanTarget target = prepare(o, global);
+  std::optional<passes::Calibration> calibration;
+  const passes::PlanTarget target = prepare(o, global, &calibration);
   const ir::Graph& graph = target.graph();
   const std::string pipelineText = o.pipeline.empty() ? std::string(target.defaultPipeline()) : o.pipeline;
   const std::vector<passes::PipelineStep> steps = passes::parsePipeline(pipelineText);
@@ -149,6 +181,7 @@ int runPlan(const GlobalOptions& global) {
   }
   std::cout << fmt::format("{}  graph {} ({} nodes)  on {}\n", o.path, target.graphId(), graph.size(), target.hardware().name);
   printCpuCaptureNote(target);
+  if (calibration) printCalibration(*calibration);
   for (const passes::PipelineRecord& record : run.history) {
     std::cout << fmt::format("\n{}  ({})\n", passes::formatStep(record.step), formatSeconds(record.seconds));
     Table table({"statistic", "value"});
@@ -188,17 +221,35 @@ int runTimeline(const GlobalOptions& /*global*/) {
   }
   const plan::PlanTimeline& t = bundle.timeline;
   const size_t steps = t.node.size();
+  // With a profile of the plan's graph: when each step starts as measured, beside the estimate.
+  std::vector<double> measuredStart;
+  if (!o.profile.empty()) {
+    const plan::MeasuredProfile profile = plan::readProfile(o.profile);
+    const plan::ProfiledGraph* entry = profile.measuredGraph(bundle.fingerprint);
+    if (entry == nullptr) {
+      throw Error(ErrorCode::BadInput, o.profile + ": no measured nodes of the plan's graph " + bundle.graphId);
+    }
+    std::unordered_map<std::string_view, double> seconds;
+    for (const plan::MeasuredNode& n : entry->measured->nodes) seconds[n.node] += n.seconds;
+    double clock = 0;
+    for (size_t i = 0; i < steps; ++i) {
+      measuredStart.push_back(clock);
+      if (const auto it = seconds.find(t.node[i]); it != seconds.end()) clock += it->second;
+    }
+  }
+  auto measuredAt = [&](size_t i) { return measuredStart.empty() ? std::string("-") : formatSeconds(measuredStart[i]); };
   auto total = [&](size_t i) {
     uint64_t sum = 0;
     for (size_t c = 0; c < plan::kTimelineCategories; ++c) sum += t.bytes[c][i];
     return sum;
   };
   if (o.csv) {
-    std::cout << "step,node,phase,seconds";
+    std::cout << (measuredStart.empty() ? "step,node,phase,seconds" : "step,node,phase,seconds,measured_seconds");
     for (std::string_view name : plan::kTimelineCategoryNames) std::cout << ',' << name;
     std::cout << ",total\n";
     for (size_t i = 0; i < steps; ++i) {
       std::cout << fmt::format("{},{},{},{:.9g}", i, t.node[i], t.phase[i] == 'f' ? "forward" : "backward", t.seconds[i]);
+      if (!measuredStart.empty()) std::cout << fmt::format(",{:.9g}", measuredStart[i]);
       for (size_t c = 0; c < plan::kTimelineCategories; ++c) std::cout << ',' << t.bytes[c][i];
       std::cout << ',' << total(i) << '\n';
     }
@@ -222,6 +273,7 @@ int runTimeline(const GlobalOptions& /*global*/) {
   peak.print(std::cout, "  ");
   std::cout << '\n';
   std::vector<std::string> header{"step", "phase", "time", "node"};
+  if (!measuredStart.empty()) header.insert(header.begin() + 3, "measured");
   for (std::string_view name : plan::kTimelineCategoryNames) header.emplace_back(name);
   header.emplace_back("total");
   Table series(header);
@@ -229,6 +281,7 @@ int runTimeline(const GlobalOptions& /*global*/) {
   for (size_t k = 0; k < points; ++k) {
     const size_t i = points == 1 ? t.peakStep : k * (steps - 1) / (points - 1);
     std::vector<std::string> row{std::to_string(i), t.phase[i] == 'f' ? "fwd" : "bwd", formatSeconds(t.seconds[i]), t.node[i]};
+    if (!measuredStart.empty()) row.insert(row.begin() + 3, measuredAt(i));
     for (size_t c = 0; c < plan::kTimelineCategories; ++c) row.push_back(formatBytes(t.bytes[c][i]));
     row.push_back(formatBytes(total(i)));
     series.add(std::move(row));
@@ -347,7 +400,8 @@ int runProfile(const GlobalOptions& /*global*/) {
 
 int runPareto(const GlobalOptions& global) {
   const PlanOptions& o = paretoOptions();
-  const passes::PlanTarget target = prepare(o, global);
+  std::optional<passes::Calibration> calibration;
+  const passes::PlanTarget target = prepare(o, global, &calibration);
   const ir::Graph& graph = target.graph();
   const analysis::JointInfo& joint = target.joint();
   const passes::PassContext context = target.context(progressFor(global));
@@ -395,6 +449,7 @@ int runPareto(const GlobalOptions& global) {
   std::cout << fmt::format("{}  graph {}  on {}: recompute frontier (budget policy), by step peak\n", o.path,
                            target.graphId(), target.hardware().name);
   printCpuCaptureNote(target);
+  if (calibration) printCalibration(*calibration);
   // Four digits for the peak: neighbouring points are often a fraction of a percent apart.
   Table table({"peak", "with offload", "saved for backward", "offloaded", "recompute", "step", "saved values", "point"});
   for (const Row& r : rows) {
@@ -478,6 +533,9 @@ void addPlanInputs(CLI::App* cmd, PlanOptions& o) {
   }() + ", or a lathe.hw/1 JSON file")->capture_default_str();
   cmd->add_option("--ops", o.opsFile, "JSON file of custom-op flags (compute_sensitive, subgraph_boundary, ...)");
   cmd->add_option("--op-flag", o.opFlags, "TARGET=FLAG[,FLAG]: set compute_sensitive / subgraph_boundary / fusible");
+  cmd->add_option("--profile", o.profile,
+                  "A lathe.profile/1 with measured nodes of this graph (`lathe measure -o`): price nodes as measured")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--json", o.json, "Print JSON");
 }
 
@@ -501,6 +559,9 @@ void registerPlanCommands(CLI::App& app) {
   timeline->add_flag("--csv", timelineOptions().csv, "Every step as CSV");
   timeline->add_flag("--json", timelineOptions().json, "Peak and its breakdown as JSON");
   timeline->add_option("--points", timelineOptions().points, "Rows of the text table")->check(CLI::Range(1, 1000000));
+  timeline->add_option("--profile", timelineOptions().profile,
+                       "A lathe.profile/1 with measured nodes of the plan's graph: when each step starts as measured")
+      ->check(CLI::ExistingFile);
   auto* pareto = app.add_subcommand("pareto", "Peak memory against recompute time: the budget policy's frontier and torch's point");
   addPlanInputs(pareto, paretoOptions());
   auto* profile = app.add_subcommand("profile", "A run's measured steps (lathe.profile/1) beside what its plans predicted");
