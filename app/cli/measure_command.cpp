@@ -182,7 +182,13 @@ int runMeasure(const GlobalOptions& global) {
                           {"categories", categories},
                           {"substitutions", substitutions}};
     if (check) {
+      nlohmann::json differences = nlohmann::json::array();
+      for (const runtime::GradientDifference& d : check->differences) {
+        differences.push_back({{"gradient", d.gradient}, {"max_abs_error", d.maxAbsError}, {"reference_finite", d.referenceFinite}});
+      }
       out["gradients"] = {{"compared", check->gradientsCompared},
+                          {"not_finite_in_reference", check->nonFiniteReferences},
+                          {"differences", differences},
                           {"bitwise_equal", check->gradientsCompared - check->differences.size()},
                           {"all_close", check->allClose},
                           {"max_abs_error", check->maxAbsError}};
@@ -206,6 +212,10 @@ int runMeasure(const GlobalOptions& global) {
                                check->allClose ? "rtol 1e-3" : "NO tolerance", check->maxAbsError);
     }
     std::cout << '\n';
+    if (check->nonFiniteReferences > 0) {
+      std::cout << fmt::format("  {} of the unplanned gradients hold NaN or inf (the drawn inputs overflow them)\n",
+                               check->nonFiniteReferences);
+    }
     for (size_t i = 0; i < check->differences.size() && i < 5; ++i) {
       std::cout << fmt::format("  {}: max |difference| {:.3g}\n", check->differences[i].gradient, check->differences[i].maxAbsError);
     }

@@ -456,9 +456,19 @@ GraphRun measure(const ir::Graph& graph, const Prepared& prepared, const Execute
   return result;
 }
 
+// The largest |a - b|, NaN at the same place in both counting as equal (a step that overflows does so
+// in both runs); a NaN in one only is an infinite difference.
 double maxAbsDifference(const at::Tensor& a, const at::Tensor& b) {
   if (a.numel() == 0) return 0;
-  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
+  const at::Tensor x = a.to(at::kDouble), y = b.to(at::kDouble);
+  const at::Tensor bothNan = x.isnan() & y.isnan();
+  const at::Tensor diff = at::where(bothNan, at::zeros_like(x), (x - y).abs());
+  return at::where(diff.isnan(), at::full_like(diff, INFINITY), diff).max().item<double>();
+}
+
+bool sameValues(const at::Tensor& a, const at::Tensor& b) {
+  if (!at::isFloatingType(a.scalar_type()) && !at::isComplexType(a.scalar_type())) return at::equal(a, b);
+  return (a.eq(b) | (a.isnan() & b.isnan())).all().item<bool>();
 }
 
 }  // namespace
@@ -550,22 +560,24 @@ PlanCheck checkPlan(const ir::Graph& joint, const analysis::JointInfo& info, con
                            : "gradient " + std::to_string(i) + " (" + std::string(joint.name(items[slot])) + ")";
     ++check.gradientsCompared;
     if (!got.isTensor()) {
-      check.differences.push_back({name, INFINITY, false});
+      check.differences.push_back({name, INFINITY, false, true});
       check.allClose = false;
       continue;
     }
     const at::Tensor& a = want.toTensor();
     const at::Tensor& b = got.toTensor();
     if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) {
-      check.differences.push_back({name, INFINITY, false});
+      check.differences.push_back({name, INFINITY, false, true});
       check.allClose = false;
       continue;
     }
-    if (at::equal(a, b)) continue;
+    const bool finite = at::isfinite(a).all().item<bool>();
+    if (!finite) ++check.nonFiniteReferences;
+    if (sameValues(a, b)) continue;
     const double error = maxAbsDifference(a, b);
     check.maxAbsError = std::max(check.maxAbsError, error);
-    check.differences.push_back({name, error, false});
-    if (!at::allclose(a.to(at::kDouble), b.to(at::kDouble), 1e-3, 1e-5)) check.allClose = false;
+    check.differences.push_back({name, error, false, finite});
+    if (!at::allclose(a.to(at::kDouble), b.to(at::kDouble), 1e-3, 1e-5, /*equal_nan=*/true)) check.allClose = false;
   }
   return check;
 }

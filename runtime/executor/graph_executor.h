@@ -68,12 +68,14 @@ struct GraphRun {
 
 struct GradientDifference {
   std::string gradient;  // "grad of primals_3" (the output item's comment when it has one)
-  double maxAbsError = 0;
+  double maxAbsError = 0;  // NaN at the same place in both runs counts as equal
   bool bitwiseEqual = false;
+  bool referenceFinite = true;  // the unplanned run's gradient has no NaN or inf
 };
 
 struct PlanCheck {
   size_t gradientsCompared = 0;
+  size_t nonFiniteReferences = 0;  // unplanned gradients holding NaN or inf (the drawn inputs overflow)
   std::vector<GradientDifference> differences;  // every gradient that is not bitwise equal
   double maxAbsError = 0;
   bool allClose = true;  // every gradient within torch.allclose(rtol 1e-3, atol 1e-5) of the reference's
