@@ -511,7 +511,9 @@ PlanCheck checkPlan(const ir::Graph& joint, const analysis::JointInfo& info, con
   const NodeId output = joint.outputNode();
 
   PlanCheck check;
-  std::vector<c10::IValue> referenceGradients, plannedGradients;
+  // The first run's gradients too: a GPU's atomics make the unplanned graph differ from itself from
+  // run to run, and a plan is only held to that.
+  std::vector<c10::IValue> referenceGradients, firstReferenceGradients, plannedGradients;
   const std::vector<uint8_t> keepNothing(joint.size(), 0);
   check.reference = measure(joint, prepared, options, [&](Interpreter& interpreter, Timing* timing) {
     std::vector<uint8_t> keepOutputs(joint.size(), 0);
@@ -523,6 +525,7 @@ PlanCheck checkPlan(const ir::Graph& joint, const analysis::JointInfo& info, con
     for (size_t i = info.forwardOutputCount; i < items.size(); ++i) {
       referenceGradients.push_back(items[i] == ir::kNoNode ? c10::IValue() : interpreter.value(items[i]));
     }
+    if (firstReferenceGradients.empty()) firstReferenceGradients = referenceGradients;
   });
 
   // The planned step: the forward keeps its outputs and the saved values; the backward (with its
@@ -575,9 +578,13 @@ PlanCheck checkPlan(const ir::Graph& joint, const analysis::JointInfo& info, con
     if (!finite) ++check.nonFiniteReferences;
     if (sameValues(a, b)) continue;
     const double error = maxAbsDifference(a, b);
+    const c10::IValue& first = firstReferenceGradients[i];
+    const double runToRun = first.isTensor() && first.toTensor().sizes() == a.sizes() ? maxAbsDifference(first.toTensor(), a) : 0;
     check.maxAbsError = std::max(check.maxAbsError, error);
-    check.differences.push_back({name, error, false, finite});
-    if (!at::allclose(a.to(at::kDouble), b.to(at::kDouble), 1e-3, 1e-5, /*equal_nan=*/true)) check.allClose = false;
+    check.differences.push_back({name, error, false, finite, runToRun});
+    if (error > runToRun && !at::allclose(a.to(at::kDouble), b.to(at::kDouble), 1e-3, 1e-5, /*equal_nan=*/true)) {
+      check.allClose = false;
+    }
   }
   return check;
 }
