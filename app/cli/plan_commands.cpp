@@ -337,10 +337,19 @@ int runProfile(const GlobalOptions& /*global*/) {
     graphs.add({g.graphId, formatBytes(g.predictedPeakBytes), formatSeconds(g.predictedStepSeconds), g.plan.empty() ? "-" : g.plan});
   }
   graphs.print(std::cout, "  ");
+  for (const plan::ProfiledGraph& g : profile.graphs) {
+    if (!g.measured) continue;
+    double total = 0;
+    for (const plan::MeasuredNode& n : g.measured->nodes) total += n.seconds;
+    std::cout << fmt::format("  {}: {} nodes measured by {} ({} in them), its values held at most {} at once "
+                             "(`lathe plan --profile` prices them)\n",
+                             g.graphId, g.measured->nodes.size(), g.measured->source, formatSeconds(total),
+                             formatBytes(g.measured->livePeakBytes));
+  }
   if (profile.steps.empty()) {
     std::cout << "\nno steps measured (time steps with `with lathe.step(model):`)\n";
   } else {
-    std::cout << fmt::format("\nmeasured over {} steps: median step {}", profile.steps.size(),
+    std::cout << fmt::format("\nmeasured over {} step{}: median step {}", profile.steps.size(), profile.steps.size() == 1 ? "" : "s",
                              formatSeconds(profile.medianStepSeconds()));
     if (predictedStep > 0) {
       std::cout << fmt::format(" (predicted {}, measured/predicted {:.2f})", formatSeconds(predictedStep),
