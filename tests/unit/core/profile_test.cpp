@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "io/fx/fx_text.h"
 #include "util/diagnostics.h"
 
 namespace lathe::plan {
@@ -111,6 +112,49 @@ TEST(Profile, BadValuesNameTheirPath) {
   EXPECT_NE(errorOf("[1, 2]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(errorOf("{\"format\": \"lathe.profile/1\"").find("not a JSON object"), std::string::npos);
   EXPECT_NE(errorOf(std::string(40, '[')).find("deeper than 16"), std::string::npos);
+}
+
+// `lathe measure -o`: a graph's nodes as lathe_runtime timed them.
+MeasuredNodes measuredNodes() {
+  return {"lathe_runtime cuda", 1'234'567, {{"mm", 0.0021, 8192}, {"relu", 0.000004, 0}, {"mm", 0.0001, 0}}};
+}
+
+TEST(Profile, MeasuredNodesRoundTripAndAreFoundByFingerprint) {
+  MeasuredProfile p = sample();
+  p.graphs.push_back({"0/0:aot_forward_graph", "fedcba9876543210", "", 0, 0, measuredNodes()});
+  EXPECT_EQ(profileFromJson(profileToJson(p), "p.json"), p);
+  EXPECT_EQ(p.measuredGraph("fedcba9876543210"), &p.graphs[1]);
+  EXPECT_EQ(p.measuredGraph("0123456789abcdef"), nullptr);  // that entry measured no nodes
+  std::string json = profileToJson(p);
+  json.replace(json.find("\"seconds\": 0.0021"), 17, "\"seconds\": -1");
+  EXPECT_NE(errorOf(json).find("$.graphs[1].measured.nodes[0].seconds: a time is not negative"), std::string::npos)
+      << errorOf(json);
+}
+
+TEST(Profile, MeasuredSecondsMapToNodeIdsAndARepeatedNameAddsUp) {
+  Diagnostics diagnostics;
+  const auto graph = io::parseFxText(R"(
+class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[4, 4]"):
+        mm: "f32[4, 4]" = torch.ops.aten.mm.default(x, x)
+        relu: "f32[4, 4]" = torch.ops.aten.relu.default(mm)
+        return (relu,)
+)", {}, diagnostics);
+  ASSERT_TRUE(graph);
+  const std::vector<std::optional<double>> seconds = measuredSecondsByNode(measuredNodes(), *graph);
+  ASSERT_EQ(seconds.size(), graph->size());
+  EXPECT_FALSE(seconds[graph->find("x")].has_value());
+  EXPECT_DOUBLE_EQ(*seconds[graph->find("mm")], 0.0022);  // a recomputed node measured twice
+  EXPECT_DOUBLE_EQ(*seconds[graph->find("relu")], 0.000004);
+  MeasuredNodes other = measuredNodes();
+  other.nodes.push_back({"softmax", 0.001, 0});
+  try {
+    (void)measuredSecondsByNode(other, *graph);
+    FAIL() << "a node the graph lacks was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("softmax"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("another graph"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
