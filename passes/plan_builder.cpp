@@ -8,6 +8,7 @@
 #include "passes/activation_offload.h"
 #include "passes/offload_pass.h"
 #include "passes/recompute.h"
+#include "passes/step_time.h"
 
 namespace lathe::passes {
 
@@ -112,16 +113,12 @@ PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state
   if (joint.joint && state.activationOffload) offGpu = offGpuIntervals(*state.activationOffload);
   planned.timeline = analysis::memoryTimeline(context.graph, context.inputs, planned.schedule, joint.joint ? &joint : nullptr,
                                               joint.joint ? &partition : nullptr, {.offGpu = offGpu});
-  // Priced as the recompute pass prices a step: a recomputation at its recompute cost.
-  const std::vector<double>& seconds = context.nodeSeconds();
-  const std::vector<double>& recomputeSeconds = context.recomputeCost();
-  planned.startSeconds.reserve(planned.schedule.nodes.size());
-  for (size_t i = 0; i < planned.schedule.nodes.size(); ++i) {
-    const ir::NodeId id = planned.schedule.nodes[i];
-    const bool recomputation = joint.joint && i >= planned.schedule.backwardStart && partition.inForward[id];
-    planned.startSeconds.push_back(planned.stepSeconds);
-    planned.stepSeconds += recomputation ? recomputeSeconds[id] : seconds[id];
-  }
+  // Priced as the recompute pass prices a step (step_time.h).
+  const StepTime time = stepTime(context, planned.schedule, joint.joint ? &partition : nullptr);
+  planned.startSeconds = time.startSeconds;
+  planned.stepSeconds = time.stepSeconds;
+  planned.computeSeconds = time.computeSeconds;
+  planned.kernelLaunches = time.kernelLaunches;
   if (state.offload && !state.units.empty()) {
     applyOffload(context.graph, state, planned.schedule, planned.timeline);
   }
@@ -162,9 +159,10 @@ plan::PlanBundle buildPlanBundle(const PassContext& context, const PipelineRun& 
     for (size_t c = 0; c < plan::kTimelineCategories; ++c) t.bytes[c].push_back(planned.timeline.live[i][c]);
   }
   bundle.estimates = {{"step_seconds", bundle.state.offload ? bundle.state.offload->stepSeconds : planned.stepSeconds},
-                      {"compute_seconds", planned.stepSeconds},
+                      {"compute_seconds", planned.computeSeconds},
                       {"peak_bytes", static_cast<double>(planned.timeline.peakBytes)},
-                      {"executions", static_cast<double>(planned.schedule.nodes.size())}};
+                      {"executions", static_cast<double>(planned.schedule.nodes.size())},
+                      {"kernel_launches", static_cast<double>(planned.kernelLaunches)}};
   return bundle;
 }
 

@@ -17,8 +17,10 @@ namespace lathe::passes {
 struct PlannedStep {
   analysis::StepSchedule schedule;
   analysis::MemoryTimeline timeline;
-  std::vector<double> startSeconds;  // estimated start of each execution
-  double stepSeconds = 0;
+  std::vector<double> startSeconds;  // estimated start of each execution (step_time.h)
+  double stepSeconds = 0;            // with the host's kernel launches
+  double computeSeconds = 0;         // the GPU busy
+  size_t kernelLaunches = 0;
 };
 [[nodiscard]] PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state);
 

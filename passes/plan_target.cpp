@@ -22,8 +22,10 @@ struct PlanTarget::Shared {
 };
 
 struct PlanTarget::Costs {
-  std::once_flag estimateOnce, nodeOnce, recomputeOnce;
+  std::once_flag estimateOnce, nodeOnce, recomputeOnce, launchesOnce;
   std::vector<double> estimatedSeconds, nodeSeconds, recomputeCost;
+  std::vector<uint32_t> fusedKernel;
+  std::vector<uint8_t> launchesAlone;
   std::vector<std::optional<double>> measuredSeconds;  // calibrated(): empty otherwise
   std::string calibration;
 };
@@ -110,6 +112,7 @@ const analysis::LayerUnits& PlanTarget::layerUnits() const {
 const std::vector<double>& PlanTarget::estimatedNodeSeconds() const {
   std::call_once(costs_->estimateOnce, [&] {
     costs_->estimatedSeconds = analysis::nodeSeconds(graph(), hardware_, ops());
+    costs_->fusedKernel.assign(graph().size(), kNotFused);
     if (!inductorJointPasses() || unsupportedGraph(graph())) return;  // a graph the planner refuses is shown node by node
     // Inductor runs each fusion group as one kernel (analysis::groupCost: its external bytes, one
     // launch). Each member carries a share of it by its own estimate, so that a step running part
@@ -118,7 +121,9 @@ const std::vector<double>& PlanTarget::estimatedNodeSeconds() const {
     const plan::PlanState grouped =
         FusionPass().run(context(), plan::PlanState::empty(graph().size()), PassOptions{}).state;
     std::vector<double>& seconds = costs_->estimatedSeconds;
-    for (const plan::FusionGroup& group : grouped.groups) {
+    for (size_t g = 0; g < grouped.groups.size(); ++g) {
+      const plan::FusionGroup& group = grouped.groups[g];
+      for (ir::NodeId id : group.nodes) costs_->fusedKernel[id] = static_cast<uint32_t>(g);
       const double kernel = analysis::groupCost(graph(), group.nodes, hardware_, ops()).seconds;
       double separate = 0;
       for (ir::NodeId id : group.nodes) separate += seconds[id];
@@ -139,6 +144,24 @@ const std::vector<double>& PlanTarget::nodeSeconds() const {
     }
   });
   return costs_->nodeSeconds;
+}
+
+const std::vector<uint32_t>& PlanTarget::fusedKernel() const {
+  (void)estimatedNodeSeconds();
+  return costs_->fusedKernel;
+}
+
+const std::vector<uint8_t>& PlanTarget::launchesAlone() const {
+  std::call_once(costs_->launchesOnce, [&] {
+    const std::vector<uint32_t>& kernel = fusedKernel();
+    costs_->launchesAlone.assign(graph().size(), 0);
+    for (ir::NodeId id = 0; id < graph().size(); ++id) {
+      if (!graph().node(id).isCall() || kernel[id] != kNotFused) continue;
+      const ir::OpCategory category = ops().lookup(graph().target(id)).category;
+      costs_->launchesAlone[id] = category != ir::OpCategory::View && category != ir::OpCategory::Getitem;
+    }
+  });
+  return costs_->launchesAlone;
 }
 
 PlanTarget PlanTarget::calibrated(std::vector<std::optional<double>> measuredSeconds, std::string source) const {

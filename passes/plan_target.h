@@ -77,6 +77,14 @@ class PlanTarget {
   [[nodiscard]] const std::string& calibration() const;
   // The model's own node times, also on a calibrated target (front ends show both).
   [[nodiscard]] const std::vector<double>& estimatedNodeSeconds() const;
+  // The kernel each node runs in under Inductor: the index of its fusion group (the fusion pass's
+  // with its defaults, as nodeSeconds prices them), kNotFused for a node that is its own kernel or
+  // none. All kNotFused where nodeSeconds prices node by node.
+  static constexpr uint32_t kNotFused = UINT32_MAX;
+  [[nodiscard]] const std::vector<uint32_t>& fusedKernel() const;
+  // Per node: 1 when running it launches a kernel of its own (a call that is not fused, a view or a
+  // getitem).
+  [[nodiscard]] const std::vector<uint8_t>& launchesAlone() const;
 
  private:
   struct Shared;

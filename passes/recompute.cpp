@@ -15,6 +15,7 @@
 #include "analysis/canonical.h"
 #include "analysis/cost_model.h"
 #include "passes/min_cut.h"
+#include "passes/step_time.h"
 #include "plan/plan_bind.h"
 #include "util/diagnostics.h"
 #include "util/format.h"
@@ -492,21 +493,15 @@ RecomputeEvaluation evaluatePartition(const PassContext& context, analysis::Step
                                       analysis::TimelineOptions timelineOptions,
                                       const ActivationOffloadOptions* activationOffload = nullptr) {
   const JointInfo& joint = context.joint();
-  const std::vector<double>& nodeSeconds = context.nodeSeconds();
-  const std::vector<double>& recomputeCost = context.recomputeCost();
   RecomputeEvaluation eval;
   eval.partition = std::move(partition);
   const analysis::StepSchedule schedule = analysis::trainingSchedule(eval.partition);
   // A recomputed value costs its recompute price (fused into its backward consumer where it can
-  // be); everything else its node time.
-  std::vector<double> executionSeconds(schedule.nodes.size());
-  for (size_t i = 0; i < schedule.nodes.size(); ++i) {
-    const NodeId id = schedule.nodes[i];
-    const bool recomputation = i >= schedule.backwardStart && eval.partition.inForward[id];
-    executionSeconds[i] = recomputation ? recomputeCost[id] : nodeSeconds[id];
-    eval.stepSeconds += executionSeconds[i];
-    if (recomputation) eval.recomputeSeconds += recomputeCost[id];
-  }
+  // be); everything else its node time; the host launches the kernels (step_time.h).
+  const StepTime time = stepTime(context, schedule, &eval.partition);
+  const std::vector<double>& executionSeconds = time.executionSeconds;
+  eval.stepSeconds = time.stepSeconds;
+  eval.recomputeSeconds = time.recomputeSeconds;
   std::vector<analysis::OffGpuInterval> offGpu;
   if (activationOffload != nullptr) {
     eval.activationOffload = planActivationOffload(context, eval.partition, schedule, executionSeconds, *activationOffload);

@@ -190,6 +190,7 @@ HwProfile parseHwProfile(std::string_view json, const std::string& sourceName) {
   p.h2dBandwidth = *reader.number("h2d_bandwidth", true);
   p.d2hBandwidth = *reader.number("d2h_bandwidth", true);
   p.launchOverhead = *reader.number("launch_overhead", true, /*zeroAllowed=*/true);
+  p.hostSecondsPerKernel = reader.number("host_seconds_per_kernel", false, /*zeroAllowed=*/true).value_or(0.0);
   reader.efficiency(p);
   reader.notes();
   reader.rejectUnknownKeys();
@@ -214,6 +215,7 @@ Json hwProfileToJson(const HwProfile& p) {
   doc["h2d_bandwidth"] = numberEntry(p.h2dBandwidth, p, "h2d_bandwidth");
   doc["d2h_bandwidth"] = numberEntry(p.d2hBandwidth, p, "d2h_bandwidth");
   doc["launch_overhead"] = numberEntry(p.launchOverhead, p, "launch_overhead");
+  if (p.hostSecondsPerKernel > 0) doc["host_seconds_per_kernel"] = numberEntry(p.hostSecondsPerKernel, p, "host_seconds_per_kernel");
   Json efficiency = Json::object();
   for (size_t i = 0; i < p.efficiency.size(); ++i)
     if (p.efficiency[i] != 1.0)

@@ -45,6 +45,9 @@ struct HwProfile {
   double h2dBandwidth = 0;   // bytes/s, pinned host memory, large chunks
   double d2hBandwidth = 0;
   double launchOverhead = 0;  // seconds per kernel
+  // Host time to issue one kernel of a compiled training step (Inductor's wrapper, the launcher):
+  // a step of many small kernels is bound by it. 0: the host is never the bound.
+  double hostSecondsPerKernel = 0;
   // Fraction of the roofline that kernels of each category reach (1 = the ceilings above).
   std::array<double, ir::kOpCategoryCount> efficiency = [] {
     std::array<double, ir::kOpCategoryCount> ones{};

@@ -79,6 +79,12 @@ TEST(HwProfile, EveryBuiltInHasSourcesPlausibleUnitsAndRoundTrips) {
     }
     EXPECT_GT(p.launchOverhead, 0);
     EXPECT_LT(p.launchOverhead, 1e-4);
+    // Optional: the host's time per kernel of a compiled step, tens of microseconds where measured.
+    EXPECT_GE(p.hostSecondsPerKernel, 0);
+    EXPECT_LT(p.hostSecondsPerKernel, 1e-3);
+    if (p.hostSecondsPerKernel > 0) {
+      EXPECT_GT(p.hostSecondsPerKernel, p.launchOverhead);
+    }
 
     const nlohmann::json doc = hw::hwProfileToJson(p);
     EXPECT_EQ(doc["format"], "lathe.hw/1");
@@ -195,6 +201,12 @@ TEST(HwProfile, BadProfilesAreBadInputNamingTheField) {
   nlohmann::json doc = validDocument();
   doc["launch_overhead"]["value"] = 0;
   EXPECT_EQ(hw::parseHwProfile(doc.dump(), "ideal").launchOverhead, 0);
+  // The host's time per kernel is optional (0: never the bound).
+  doc.erase("host_seconds_per_kernel");
+  EXPECT_EQ(hw::parseHwProfile(doc.dump(), "ideal").hostSecondsPerKernel, 0);
+  doc["host_seconds_per_kernel"] = {{"value", 2e-5}, {"source", "fit"}};
+  EXPECT_EQ(hw::parseHwProfile(doc.dump(), "host").hostSecondsPerKernel, 2e-5);
+  EXPECT_EQ(hw::resolveHwProfile("h200").hostSecondsPerKernel, 24.5e-6);
 }
 
 }  // namespace
