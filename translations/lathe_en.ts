@@ -366,6 +366,50 @@
         <source>Offload run</source>
         <translation>Offload run</translation>
     </message>
+    <message>
+        <source>Measured</source>
+        <translation>Measured</translation>
+    </message>
+    <message>
+        <source>Load &amp;Profile…</source>
+        <translation>Load &amp;Profile…</translation>
+    </message>
+    <message>
+        <source>Price the graph on show as a lathe.profile/1 file measured it (lathe measure CAPTURE -o profile.json)</source>
+        <translation>Price the graph on show as a lathe.profile/1 file measured it (lathe measure CAPTURE -o profile.json)</translation>
+    </message>
+    <message>
+        <source>&amp;Clear Profile</source>
+        <translation>&amp;Clear Profile</translation>
+    </message>
+    <message>
+        <source>Plan with the model&apos;s estimates again</source>
+        <translation>Plan with the model&apos;s estimates again</translation>
+    </message>
+    <message>
+        <source>Reading the profile %1…</source>
+        <translation>Reading the profile %1…</translation>
+    </message>
+    <message>
+        <source>Load Profile</source>
+        <translation>Load Profile</translation>
+    </message>
+    <message>
+        <source>Lathe profiles (*.json);;All files (*)</source>
+        <translation>Lathe profiles (*.json);;All files (*)</translation>
+    </message>
+    <message>
+        <source>The profile was not applied: %1</source>
+        <translation>The profile was not applied: %1</translation>
+    </message>
+    <message>
+        <source>The profile was not applied; the plan is priced as it was.</source>
+        <translation>The profile was not applied; the plan is priced as it was.</translation>
+    </message>
+    <message>
+        <source>Back to the model&apos;s estimates</source>
+        <translation>Back to the model&apos;s estimates</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -636,6 +680,63 @@
         <source>&lt;span style=&apos;color:#c02020&apos;&gt;Cannot plan on %1: %2&lt;/span&gt;</source>
         <translation>&lt;span style=&apos;color:#c02020&apos;&gt;Cannot plan on %1: %2&lt;/span&gt;</translation>
     </message>
+    <message>
+        <source>&lt;b&gt;Peak %1&lt;/b&gt; · step &lt;b&gt;%2&lt;/b&gt; measured · %3 estimated on %4</source>
+        <translation>&lt;b&gt;Peak %1&lt;/b&gt; · step &lt;b&gt;%2&lt;/b&gt; measured · %3 estimated on %4</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Peak %1&lt;/b&gt; · step &lt;b&gt;%2&lt;/b&gt; measured on %3</source>
+        <translation>&lt;b&gt;Peak %1&lt;/b&gt; · step &lt;b&gt;%2&lt;/b&gt; measured on %3</translation>
+    </message>
+    <message>
+        <source>Measured: the plan&apos;s step with each node at the time %1 measured (the others at the model&apos;s estimate). Estimated: the same step as the model alone prices it.</source>
+        <translation>Measured: the plan&apos;s step with each node at the time %1 measured (the others at the model&apos;s estimate). Estimated: the same step as the model alone prices it.</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::CalibrationModel</name>
+    <message>
+        <source>(estimated − measured) / measured: −50% means the model expected half the measured time</source>
+        <translation>(estimated − measured) / measured: −50% means the model expected half the measured time</translation>
+    </message>
+    <message>
+        <source>Op category</source>
+        <translation>Op category</translation>
+    </message>
+    <message>
+        <source>Nodes</source>
+        <translation>Nodes</translation>
+    </message>
+    <message>
+        <source>Estimated</source>
+        <translation>Estimated</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>Measured</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>Error</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::CalibrationView</name>
+    <message numerus="yes">
+        <source>Priced with %1 (%n node(s) measured): the model was %2 off, %3 estimated against %4 measured.</source>
+        <translation>
+            <numerusform>Priced with %1 (%n node measured): the model was %2 off, %3 estimated against %4 measured.</numerusform>
+            <numerusform>Priced with %1 (%n nodes measured): the model was %2 off, %3 estimated against %4 measured.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Measured on %1, planned for %2: the plan takes the measured device&apos;s time for every node it timed.</source>
+        <translation>Measured on %1, planned for %2: the plan takes the measured device&apos;s time for every node it timed.</translation>
+    </message>
+    <message>
+        <source>No profile applied. File › Load Profile… reads a lathe.profile/1 file (lathe measure CAPTURE -o profile.json) and prices the graph on show as it was measured.</source>
+        <translation>No profile applied. File › Load Profile… reads a lathe.profile/1 file (lathe measure CAPTURE -o profile.json) and prices the graph on show as it was measured.</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::CodeView</name>
@@ -808,6 +909,10 @@ starts in the previous step&apos;s tail</translation>
         <source> · bars: kernels (every weight resident, nothing to copy)</source>
         <translation> · bars: kernels (every weight resident, nothing to copy)</translation>
     </message>
+    <message>
+        <source> · node times measured by %1</source>
+        <translation> · node times measured by %1</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::GraphNodesModel</name>
@@ -846,6 +951,26 @@ starts in the previous step&apos;s tail</translation>
     <message>
         <source>Module / source</source>
         <translation>Module / source</translation>
+    </message>
+    <message>
+        <source>Measured %1 by %2; the model estimated %3 (%4)</source>
+        <translation>Measured %1 by %2; the model estimated %3 (%4)</translation>
+    </message>
+    <message>
+        <source>The model&apos;s estimate on the target GPU (a fused kernel&apos;s time shared among its nodes)</source>
+        <translation>The model&apos;s estimate on the target GPU (a fused kernel&apos;s time shared among its nodes)</translation>
+    </message>
+    <message>
+        <source>What the loaded profile measured (File › Load Profile…)</source>
+        <translation>What the loaded profile measured (File › Load Profile…)</translation>
+    </message>
+    <message>
+        <source>Est. time</source>
+        <translation>Est. time</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>Measured</translation>
     </message>
 </context>
 <context>
@@ -1055,6 +1180,10 @@ starts in the previous step&apos;s tail</translation>
     <message>
         <source>The graph is too big for an image.</source>
         <translation>The graph is too big for an image.</translation>
+    </message>
+    <message>
+        <source>Measured by %1 where it timed a node, else the roofline estimate on %2.</source>
+        <translation>Measured by %1 where it timed a node, else the roofline estimate on %2.</translation>
     </message>
 </context>
 <context>
@@ -1592,6 +1721,34 @@ starts in the previous step&apos;s tail</translation>
         <source>Provenance</source>
         <translation>Provenance</translation>
     </message>
+    <message>
+        <source>%1 (its share of a fused kernel; %2 alone)</source>
+        <translation>%1 (its share of a fused kernel; %2 alone)</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>Measured</translation>
+    </message>
+    <message>
+        <source>not timed by the profile&apos;s run</source>
+        <translation>not timed by the profile&apos;s run</translation>
+    </message>
+    <message>
+        <source>Estimated</source>
+        <translation>Estimated</translation>
+    </message>
+    <message>
+        <source>Model error</source>
+        <translation>Model error</translation>
+    </message>
+    <message>
+        <source>Measured by</source>
+        <translation>Measured by</translation>
+    </message>
+    <message>
+        <source>Measured beside estimated</source>
+        <translation>Measured beside estimated</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::OffloadRunView</name>
@@ -1903,6 +2060,18 @@ starts in the previous step</translation>
         <source>No graph to plan</source>
         <translation>No graph to plan</translation>
     </message>
+    <message>
+        <source>%1 was not applied: another graph was selected while it was read</source>
+        <translation>%1 was not applied: another graph was selected while it was read</translation>
+    </message>
+    <message>
+        <source>No graph to price: select one first</source>
+        <translation>No graph to price: select one first</translation>
+    </message>
+    <message>
+        <source>Loading the profile was cancelled</source>
+        <translation>Loading the profile was cancelled</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::SavedTensorLedgerModel</name>
@@ -2058,6 +2227,18 @@ starts in the previous step</translation>
     <message>
         <source>Artifact or plan bundle (.json) to open (default: the bundled example).</source>
         <translation>Artifact or plan bundle (.json) to open (default: the bundled example).</translation>
+    </message>
+    <message>
+        <source>could not apply the profile %1: %2</source>
+        <translation>could not apply the profile %1: %2</translation>
+    </message>
+    <message>
+        <source>Price the plan with a lathe.profile/1 file (lathe measure -o), as File › Load Profile… does.</source>
+        <translation>Price the plan with a lathe.profile/1 file (lathe measure -o), as File › Load Profile… does.</translation>
+    </message>
+    <message>
+        <source>file</source>
+        <translation>file</translation>
     </message>
 </context>
 </TS>

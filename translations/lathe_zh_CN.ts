@@ -362,6 +362,50 @@
         <source>Offload run</source>
         <translation>权重卸载运行</translation>
     </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>Load &amp;Profile…</source>
+        <translation>加载性能剖析(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>Price the graph on show as a lathe.profile/1 file measured it (lathe measure CAPTURE -o profile.json)</source>
+        <translation>按 lathe.profile/1 文件的实测结果为当前图定价（lathe measure CAPTURE -o profile.json）</translation>
+    </message>
+    <message>
+        <source>&amp;Clear Profile</source>
+        <translation>清除性能剖析(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Plan with the model&apos;s estimates again</source>
+        <translation>重新使用模型估计进行规划</translation>
+    </message>
+    <message>
+        <source>Reading the profile %1…</source>
+        <translation>正在读取性能剖析 %1…</translation>
+    </message>
+    <message>
+        <source>Load Profile</source>
+        <translation>加载性能剖析</translation>
+    </message>
+    <message>
+        <source>Lathe profiles (*.json);;All files (*)</source>
+        <translation>Lathe 性能剖析 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>The profile was not applied: %1</source>
+        <translation>未应用性能剖析：%1</translation>
+    </message>
+    <message>
+        <source>The profile was not applied; the plan is priced as it was.</source>
+        <translation>未应用性能剖析；规划的定价保持不变。</translation>
+    </message>
+    <message>
+        <source>Back to the model&apos;s estimates</source>
+        <translation>回到模型估计</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -626,6 +670,62 @@
         <source>&lt;span style=&apos;color:#c02020&apos;&gt;Cannot plan on %1: %2&lt;/span&gt;</source>
         <translation>&lt;span style=&apos;color:#c02020&apos;&gt;无法在 %1 上规划：%2&lt;/span&gt;</translation>
     </message>
+    <message>
+        <source>&lt;b&gt;Peak %1&lt;/b&gt; · step &lt;b&gt;%2&lt;/b&gt; measured · %3 estimated on %4</source>
+        <translation>&lt;b&gt;峰值 %1&lt;/b&gt; · 在 %4 上单步实测 &lt;b&gt;%2&lt;/b&gt; · 估计 %3</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Peak %1&lt;/b&gt; · step &lt;b&gt;%2&lt;/b&gt; measured on %3</source>
+        <translation>&lt;b&gt;峰值 %1&lt;/b&gt; · 在 %3 上单步实测 &lt;b&gt;%2&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>Measured: the plan&apos;s step with each node at the time %1 measured (the others at the model&apos;s estimate). Estimated: the same step as the model alone prices it.</source>
+        <translation>实测：规划的单步中每个节点取 %1 实测的耗时（其余节点取模型估计）。估计：同一单步仅按模型定价。</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::CalibrationModel</name>
+    <message>
+        <source>(estimated − measured) / measured: −50% means the model expected half the measured time</source>
+        <translation>（估计 − 实测）/ 实测：−50% 表示模型估计的耗时是实测的一半</translation>
+    </message>
+    <message>
+        <source>Op category</source>
+        <translation>算子类别</translation>
+    </message>
+    <message>
+        <source>Nodes</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>Estimated</source>
+        <translation>估计</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>误差</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::CalibrationView</name>
+    <message numerus="yes">
+        <source>Priced with %1 (%n node(s) measured): the model was %2 off, %3 estimated against %4 measured.</source>
+        <translation>
+            <numerusform>按 %1 定价（实测 %n 个节点）：模型偏差 %2，估计 %3，实测 %4。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Measured on %1, planned for %2: the plan takes the measured device&apos;s time for every node it timed.</source>
+        <translation>在 %1 上实测，为 %2 规划：凡是测过的节点，规划都采用实测设备上的耗时。</translation>
+    </message>
+    <message>
+        <source>No profile applied. File › Load Profile… reads a lathe.profile/1 file (lathe measure CAPTURE -o profile.json) and prices the graph on show as it was measured.</source>
+        <translation>未应用性能剖析。“文件 › 加载性能剖析…”读取 lathe.profile/1 文件（lathe measure CAPTURE -o profile.json），并按实测结果为当前图定价。</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::CodeView</name>
@@ -795,6 +895,10 @@ starts in the previous step&apos;s tail</source>
         <source> · bars: kernels (every weight resident, nothing to copy)</source>
         <translation> · 条形：内核（所有权重常驻，无需拷贝）</translation>
     </message>
+    <message>
+        <source> · node times measured by %1</source>
+        <translation> · 节点耗时由 %1 实测</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::GraphNodesModel</name>
@@ -833,6 +937,26 @@ starts in the previous step&apos;s tail</source>
     <message>
         <source>Module / source</source>
         <translation>模块 / 源码</translation>
+    </message>
+    <message>
+        <source>Measured %1 by %2; the model estimated %3 (%4)</source>
+        <translation>%2 实测 %1；模型估计 %3（%4）</translation>
+    </message>
+    <message>
+        <source>The model&apos;s estimate on the target GPU (a fused kernel&apos;s time shared among its nodes)</source>
+        <translation>模型在目标 GPU 上的估计（融合内核的耗时由其节点分摊）</translation>
+    </message>
+    <message>
+        <source>What the loaded profile measured (File › Load Profile…)</source>
+        <translation>已加载的性能剖析的实测值（文件 › 加载性能剖析…）</translation>
+    </message>
+    <message>
+        <source>Est. time</source>
+        <translation>估计耗时</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测</translation>
     </message>
 </context>
 <context>
@@ -1040,6 +1164,10 @@ starts in the previous step&apos;s tail</source>
     <message>
         <source>Find nodes by name, op or module path (Ctrl+F); Enter or F3 jumps to the next match</source>
         <translation>按名称、算子或模块路径查找节点（Ctrl+F）；按 Enter 或 F3 跳到下一个匹配</translation>
+    </message>
+    <message>
+        <source>Measured by %1 where it timed a node, else the roofline estimate on %2.</source>
+        <translation>测过的节点取 %1 的实测值，其余取在 %2 上的 Roofline 估计。</translation>
     </message>
 </context>
 <context>
@@ -1572,6 +1700,34 @@ starts in the previous step&apos;s tail</source>
         <source>Also in:</source>
         <translation>也出现在：</translation>
     </message>
+    <message>
+        <source>%1 (its share of a fused kernel; %2 alone)</source>
+        <translation>%1（其在融合内核中的份额；单独运行为 %2）</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>not timed by the profile&apos;s run</source>
+        <translation>性能剖析的运行未测此节点</translation>
+    </message>
+    <message>
+        <source>Estimated</source>
+        <translation>估计</translation>
+    </message>
+    <message>
+        <source>Model error</source>
+        <translation>模型误差</translation>
+    </message>
+    <message>
+        <source>Measured by</source>
+        <translation>实测来源</translation>
+    </message>
+    <message>
+        <source>Measured beside estimated</source>
+        <translation>实测与估计对照</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::OffloadRunView</name>
@@ -1880,6 +2036,18 @@ starts in the previous step</source>
         <source>No graph to plan</source>
         <translation>没有可规划的图</translation>
     </message>
+    <message>
+        <source>%1 was not applied: another graph was selected while it was read</source>
+        <translation>未应用 %1：读取期间选择了另一个图</translation>
+    </message>
+    <message>
+        <source>No graph to price: select one first</source>
+        <translation>没有可定价的图：请先选择一个图</translation>
+    </message>
+    <message>
+        <source>Loading the profile was cancelled</source>
+        <translation>已取消加载性能剖析</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::SavedTensorLedgerModel</name>
@@ -2034,6 +2202,18 @@ starts in the previous step</source>
     <message>
         <source>Artifact or plan bundle (.json) to open (default: the bundled example).</source>
         <translation>要打开的产物或规划包（.json）（默认：自带的示例）。</translation>
+    </message>
+    <message>
+        <source>could not apply the profile %1: %2</source>
+        <translation>无法应用性能剖析 %1：%2</translation>
+    </message>
+    <message>
+        <source>Price the plan with a lathe.profile/1 file (lathe measure -o), as File › Load Profile… does.</source>
+        <translation>用 lathe.profile/1 文件（lathe measure -o）为规划定价，与“文件 › 加载性能剖析…”相同。</translation>
+    </message>
+    <message>
+        <source>file</source>
+        <translation>文件</translation>
     </message>
 </context>
 </TS>

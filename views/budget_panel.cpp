@@ -300,8 +300,22 @@ void BudgetPanel::onPlanFinished(bool ok, const QString& error) {
   if (!run || run->planned.empty()) return;
   const uint64_t peak = run->planned.back().timeline.peakBytes;
   QStringList lines;
-  lines << tr("<b>Peak %1</b> · step estimate <b>%2</b> on %3")
-               .arg(formatBytes(peak), formatSeconds(run->stepEstimateSeconds()), run->hardware.toHtmlEscaped());
+  if (!run->profile) {
+    lines << tr("<b>Peak %1</b> · step estimate <b>%2</b> on %3")
+                 .arg(formatBytes(peak), formatSeconds(run->stepEstimateSeconds()), run->hardware.toHtmlEscaped());
+  } else if (run->modelStepSeconds) {
+    lines << tr("<b>Peak %1</b> · step <b>%2</b> measured · %3 estimated on %4")
+                 .arg(formatBytes(peak), formatSeconds(run->stepEstimateSeconds()), formatSeconds(*run->modelStepSeconds),
+                      run->hardware.toHtmlEscaped());
+  } else {
+    lines << tr("<b>Peak %1</b> · step <b>%2</b> measured on %3")
+                 .arg(formatBytes(peak), formatSeconds(run->stepEstimateSeconds()), run->hardware.toHtmlEscaped());
+  }
+  outcome_->setToolTip(run->profile ? tr("Measured: the plan's step with each node at the time %1 measured (the "
+                                         "others at the model's estimate). Estimated: the same step as the model "
+                                         "alone prices it.")
+                                          .arg(toQString(run->profile->calibration.source))
+                                    : QString());
   if (const passes::PipelineRecord* recompute = run->recordOf("recompute")) {
     lines << tr("Recompute %1 (policy %2), %3 saved")
                  .arg(formatSeconds(recompute->result.stat(passes::RecomputePass::kRecomputeSeconds).value_or(0)),

@@ -48,6 +48,12 @@ QString formatFlops(double flops) {
 
 QString formatSeconds(double seconds) { return QString::fromStdString(lathe::formatSeconds(seconds)); }
 
+QString formatModelError(double estimated, double measured) {
+  if (!(measured > 0)) return QStringLiteral("—");
+  const long percent = std::lround(100 * (estimated - measured) / measured);
+  return percent < 0 ? QStringLiteral("−%1%").arg(-percent) : QStringLiteral("+%1%").arg(percent);
+}
+
 QString valueSummary(const ir::Graph& graph, ir::NodeId node) {
   const ir::TensorMeta& meta = graph.node(node).meta;
   if (meta.isTensor()) return toQString(io::metaSummary(graph, meta));

@@ -23,6 +23,9 @@ struct ByteUnit {
 [[nodiscard]] ByteUnit byteAxisUnit(double largestBytes);
 // lathe::formatSeconds as a QString: "2.50 s", "45.00 ms", "3.20 µs"
 [[nodiscard]] QString formatSeconds(double seconds);
+// How far an estimate is from what was measured, as `lathe plan --profile` prints it: "+12%", "−98%"
+// (the estimate 98% below the measurement); "—" when nothing was measured.
+[[nodiscard]] QString formatModelError(double estimated, double measured);
 // 2.5e12 -> "2.50 TFLOP"
 [[nodiscard]] QString formatFlops(double flops);
 // "bf16[4, 2048, 4096]" for a tensor, the expression for a symbolic scalar, "" when unknown.

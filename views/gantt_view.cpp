@@ -215,6 +215,8 @@ void GanttView::showCurrentStep() {
                : tr(" · %n stall(s) waiting for weights, %1 in all", nullptr, static_cast<int>(gantt->stalls.size()))
                      .arg(formatSeconds(stallSeconds));
   if (copied > 0) title += tr(" · weights copied %1").arg(formatBytes(copied));
+  if (const auto& profile = session_->planRun()->profile)
+    title += tr(" · node times measured by %1").arg(toQString(profile->calibration.source));
   title += gantt->segments ? tr(" · bars: layer segments and weight copies")
                            : tr(" · bars: kernels (every weight resident, nothing to copy)");
   title_->setText(title);

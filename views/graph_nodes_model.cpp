@@ -10,6 +10,7 @@ void GraphNodesModel::setGraph(std::shared_ptr<const ir::Graph> graph, QString g
   beginResetModel();
   graph_ = std::move(graph);
   graphId_ = std::move(graphId);
+  times_.reset();
   categories_.clear();
   if (graph_) {
     categories_.reserve(graph_->size());
@@ -19,6 +20,19 @@ void GraphNodesModel::setGraph(std::shared_ptr<const ir::Graph> graph, QString g
     }
   }
   endResetModel();
+}
+
+void GraphNodesModel::setNodeTimes(std::shared_ptr<const NodeTimes> times) {
+  if (times && times->graph != graph_) return;
+  times_ = std::move(times);
+  if (rowCount() > 0) emit dataChanged(index(0, EstimatedTimeColumn), index(rowCount() - 1, MeasuredTimeColumn));
+}
+
+std::optional<double> GraphNodesModel::seconds(ir::NodeId node, int column) const {
+  if (!times_ || !graph_->node(node).isCall()) return std::nullopt;
+  if (column == EstimatedTimeColumn) return times_->estimated[node];
+  if (column == MeasuredTimeColumn && !times_->measured.empty()) return times_->measured[node];
+  return std::nullopt;
 }
 
 ir::NodeId GraphNodesModel::nodeAt(const QModelIndex& index) const {
@@ -53,6 +67,11 @@ QVariant GraphNodesModel::display(ir::NodeId id, int column) const {
     case CategoryColumn: return node.isCall() ? opCategoryLabel(categories_[id]) : QString();
     case ValueColumn: return valueSummary(g, id);
     case BytesColumn: return node.meta.isTensor() ? formatBytes(node.meta.storageBytes()) : QString();
+    case EstimatedTimeColumn:
+    case MeasuredTimeColumn: {
+      const std::optional<double> time = seconds(id, column);
+      return time ? formatSeconds(*time) : QString();
+    }
     case RoleColumn: return node.role == ir::Role::Unknown ? QString() : toQString(ir::roleName(node.role));
     case SourceColumn: return sourceSummary(g, id);
     default: return {};
@@ -69,6 +88,9 @@ QVariant GraphNodesModel::data(const QModelIndex& index, int role) const {
         const ir::TensorMeta& meta = graph_->node(id).meta;
         return static_cast<qulonglong>(meta.isTensor() ? meta.storageBytes() : 0);
       }
+      if (index.column() == EstimatedTimeColumn || index.column() == MeasuredTimeColumn) {
+        return seconds(id, index.column()).value_or(-1);  // nodes without a time sort below zero
+      }
       return display(id, index.column());
     case Qt::ToolTipRole:
       if (index.column() == TargetColumn) return toQString(graph_->target(id));
@@ -76,9 +98,18 @@ QVariant GraphNodesModel::data(const QModelIndex& index, int role) const {
         const ir::Provenance& where = graph_->node(id).provenance;
         return where.code != 0 ? toQString(graph_->str(where.code)) : QVariant();
       }
+      if (index.column() == MeasuredTimeColumn) {
+        const std::optional<double> measured = seconds(id, MeasuredTimeColumn);
+        if (!measured) return {};
+        const double estimated = times_->estimated[id];
+        return tr("Measured %1 by %2; the model estimated %3 (%4)")
+            .arg(formatSeconds(*measured), times_->source, formatSeconds(estimated),
+                 formatModelError(estimated, *measured));
+      }
       return {};
     case Qt::TextAlignmentRole:
-      return index.column() == IndexColumn || index.column() == BytesColumn
+      return index.column() == IndexColumn || index.column() == BytesColumn || index.column() == EstimatedTimeColumn ||
+                     index.column() == MeasuredTimeColumn
                  ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
                  : QVariant();
     default: return {};
@@ -86,7 +117,14 @@ QVariant GraphNodesModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant GraphNodesModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole) {
+    if (section == EstimatedTimeColumn)
+      return tr("The model's estimate on the target GPU (a fused kernel's time shared among its nodes)");
+    if (section == MeasuredTimeColumn) return tr("What the loaded profile measured (File › Load Profile…)");
+    return {};
+  }
+  if (role != Qt::DisplayRole) return {};
   switch (section) {
     case IndexColumn: return tr("#");
     case NameColumn: return tr("Name");
@@ -95,6 +133,8 @@ QVariant GraphNodesModel::headerData(int section, Qt::Orientation orientation, i
     case CategoryColumn: return tr("Category");
     case ValueColumn: return tr("Value");
     case BytesColumn: return tr("Bytes");
+    case EstimatedTimeColumn: return tr("Est. time");
+    case MeasuredTimeColumn: return tr("Measured");
     case RoleColumn: return tr("Role");
     case SourceColumn: return tr("Module / source");
     default: return {};

@@ -1,6 +1,7 @@
-// One row per node of a graph, in program order (row = NodeId): name, target, op category, value
-// (dtype and shape), storage bytes, role, FX op and where it came from. Sort and filter it through
-// a QSortFilterProxyModel with sortRole kSortRole (numbers sort as numbers).
+// One row per node of a graph, in program order (row = NodeId): name, target, op category, the
+// model's time estimate and the measured time (once the plan on show gives them, NodeTimes), value
+// (dtype and shape), storage bytes, role, FX op and where it came from. Sort and filter it through a
+// QSortFilterProxyModel with sortRole kSortRole (numbers sort as numbers).
 #pragma once
 
 #include <QAbstractTableModel>
@@ -9,6 +10,7 @@
 
 #include "ir/graph.h"
 #include "ir/op_info.h"
+#include "views/node_times.h"
 
 namespace lathe::views {
 
@@ -21,6 +23,8 @@ class GraphNodesModel : public QAbstractTableModel {
     NameColumn,
     TargetColumn,
     CategoryColumn,
+    EstimatedTimeColumn,
+    MeasuredTimeColumn,  // empty without a profile
     ValueColumn,
     BytesColumn,
     RoleColumn,
@@ -32,7 +36,11 @@ class GraphNodesModel : public QAbstractTableModel {
 
   explicit GraphNodesModel(QObject* parent = nullptr);
 
+  // Clears the node times.
   void setGraph(std::shared_ptr<const ir::Graph> graph, QString graphId);
+  // The times of the graph's nodes (ignored when they are another graph's); null clears them.
+  void setNodeTimes(std::shared_ptr<const NodeTimes> times);
+  [[nodiscard]] bool hasMeasuredTimes() const { return times_ && !times_->measured.empty(); }
   [[nodiscard]] const std::shared_ptr<const ir::Graph>& graph() const { return graph_; }
   [[nodiscard]] const QString& graphId() const { return graphId_; }
   [[nodiscard]] ir::NodeId nodeAt(const QModelIndex& index) const;
@@ -46,10 +54,13 @@ class GraphNodesModel : public QAbstractTableModel {
 
  private:
   [[nodiscard]] QVariant display(ir::NodeId node, int column) const;
+  // The column's time of a node; nullopt where it has none (not a call, not measured).
+  [[nodiscard]] std::optional<double> seconds(ir::NodeId node, int column) const;
 
   std::shared_ptr<const ir::Graph> graph_;
   QString graphId_;
   std::vector<ir::OpCategory> categories_;  // by NodeId; Unknown for nodes that are not calls
+  std::shared_ptr<const NodeTimes> times_;  // of graph_, or null
 };
 
 }  // namespace lathe::views

@@ -465,16 +465,19 @@ void GraphView::setGraph(std::shared_ptr<const passes::PlanTarget> target) {
 
 void GraphView::setPlanSession(PlanSession* session) {
   planSession_ = session;
-  // Plan overlays follow the plan; the time overlay follows the session's target.
+  // Plan overlays follow the plan; the time overlay follows the session's target (its hardware, the
+  // profile it is priced with).
   auto recolour = [this] {
     if (overlay_ != Overlay::Category && overlay_ != Overlay::Role && overlay_ != Overlay::Size) applyOverlay();
   };
-  connect(session, &PlanSession::finished, this, recolour);
-  connect(session, &PlanSession::currentStepChanged, this, recolour);
-  connect(session, &PlanSession::hardwareChanged, this, [this] {
+  auto followTarget = [this] {
     if (planSession_->target() && planSession_->target()->sharedGraph() == graph_) setGraph(planSession_->target());
     if (overlay_ == Overlay::Time) applyOverlay();
-  });
+  };
+  connect(session, &PlanSession::finished, this, recolour);
+  connect(session, &PlanSession::currentStepChanged, this, recolour);
+  connect(session, &PlanSession::hardwareChanged, this, followTarget);
+  connect(session, &PlanSession::profileChanged, this, followTarget);
 }
 
 namespace {
@@ -798,7 +801,11 @@ void GraphView::updateLegend() {
       }
       add(QColor::fromRgb(kNeutralFill), overlay_ == Overlay::Size ? tr("no tensor") : tr("no kernel"));
       if (overlay_ == Overlay::Time) {
-        note = tr("Roofline estimate on %1.").arg(target_ ? toQString(target_->hardware().name) : QString());
+        const QString hardware = target_ ? toQString(target_->hardware().name) : QString();
+        note = target_ && !target_->calibration().empty()
+                   ? tr("Measured by %1 where it timed a node, else the roofline estimate on %2.")
+                         .arg(toQString(target_->calibration()), hardware)
+                   : tr("Roofline estimate on %1.").arg(hardware);
       }
       break;
     }

@@ -3,6 +3,7 @@
 #include <QTextBrowser>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <cmath>
 
 #include "analysis/cost_model.h"
 #include "ir/op_info.h"
@@ -120,13 +121,34 @@ QString NodeInspector::costHtml() const {
     const analysis::NodeCost cost = analysis::nodeCost(*graph_, node_, profile_);
     if (!cost.kernel) return row(tr("Kernel"), tr("none (no device work)").toHtmlEscaped());
     const bool computeBound = cost.computeSeconds >= cost.memorySeconds;
-    return row(tr("Time"), formatSeconds(cost.seconds).toHtmlEscaped()) +
+    QString time = formatSeconds(cost.seconds);
+    // Inductor runs a fusion group as one kernel: the plan prices the node with its share of it.
+    const NodeTimes* times = shownTimes();
+    if (times && std::abs(times->estimated[node_] - cost.seconds) > 1e-9 * cost.seconds)
+      time = tr("%1 (its share of a fused kernel; %2 alone)").arg(formatSeconds(times->estimated[node_]), time);
+    return row(tr("Time"), time.toHtmlEscaped()) +
            row(tr("Bound by"), (computeBound ? tr("compute") : tr("memory")).toHtmlEscaped()) +
            row(tr("FLOPs"), formatFlops(cost.flops).toHtmlEscaped()) +
            row(tr("Bytes moved"), formatBytes(static_cast<uint64_t>(cost.bytes)).toHtmlEscaped());
   } catch (const Error& error) {
     return row(tr("Cost"), QString::fromUtf8(error.what()).toHtmlEscaped());
   }
+}
+
+const NodeTimes* NodeInspector::shownTimes() const {
+  return times_ && graph_ && times_->graph == graph_ ? times_.get() : nullptr;
+}
+
+QString NodeInspector::measuredHtml() const {
+  const NodeTimes* times = shownTimes();
+  if (!times || times->measured.empty()) return {};
+  const std::optional<double> measured = times->measured[node_];
+  const double estimated = times->estimated[node_];
+  if (!measured) return row(tr("Measured"), tr("not timed by the profile's run").toHtmlEscaped());
+  return row(tr("Measured"), QStringLiteral("<b>%1</b>").arg(formatSeconds(*measured).toHtmlEscaped())) +
+         row(tr("Estimated"), formatSeconds(estimated).toHtmlEscaped()) +
+         row(tr("Model error"), formatModelError(estimated, *measured).toHtmlEscaped()) +
+         row(tr("Measured by"), times->source.toHtmlEscaped());
 }
 
 QString NodeInspector::alsoInHtml() const {
@@ -170,6 +192,11 @@ QString NodeInspector::alsoInHtml() const {
 
 void NodeInspector::setHardware(hw::HwProfile profile) {
   profile_ = std::move(profile);
+  if (graph_ && node_ != ir::kNoNode) setNode(graph_, node_, alsoIn_);
+}
+
+void NodeInspector::setNodeTimes(std::shared_ptr<const NodeTimes> times) {
+  times_ = std::move(times);
   if (graph_ && node_ != ir::kNoNode) setNode(graph_, node_, alsoIn_);
 }
 
@@ -217,6 +244,7 @@ void NodeInspector::setNode(std::shared_ptr<const ir::Graph> graph, ir::NodeId n
     info += row(tr("Subgraph boundary"), yesNo(op.subgraphBoundary).toHtmlEscaped());
     html += section(tr("Operator"), info);
     html += section(tr("Estimated cost on %1").arg(toQString(profile_.name)), costHtml());
+    html += section(tr("Measured beside estimated"), measuredHtml());
   }
 
   QString args;

@@ -1,10 +1,13 @@
 #include "views/plan_session.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QRegularExpression>
 #include <algorithm>
+#include <utility>
 #include <nlohmann/json.hpp>
 
+#include "plan/plan_bundle.h"
 #include "util/diagnostics.h"
 
 namespace lathe::views {
@@ -29,8 +32,21 @@ std::shared_ptr<PlanRun> completeRun(const std::shared_ptr<const passes::PlanTar
   return run;
 }
 
+std::shared_ptr<const NodeTimes> nodeTimesOf(const passes::PlanTarget& target, const AppliedProfile* profile) {
+  auto times = std::make_shared<NodeTimes>();
+  times->graph = target.sharedGraph();
+  times->estimated = target.estimatedNodeSeconds();
+  if (profile) {
+    times->measured = profile->measuredSeconds;
+    times->source = toQString(profile->calibration.source);
+  }
+  return times;
+}
+
+// `target` is `model` calibrated with `profile`, or `model` itself when there is no profile.
 std::shared_ptr<const PlanRun> planGraph(const std::shared_ptr<const passes::PlanTarget>& target,
-                                         const QString& graphId,
+                                         const std::shared_ptr<const passes::PlanTarget>& model,
+                                         const std::shared_ptr<const AppliedProfile>& profile, const QString& graphId,
                                          const std::shared_ptr<const passes::BudgetFrontier>& frontier,
                                          const QString& pipeline, const std::optional<BudgetRequest>& budget,
                                          const Progress& progress) {
@@ -47,10 +63,25 @@ std::shared_ptr<const PlanRun> planGraph(const std::shared_ptr<const passes::Pla
   run->graphId = graphId;
   run->pipeline = text;
   run->budget = budget;
+  run->profile = profile;
+  if (profile && !run->run.finalState().offload) {
+    run->modelStepSeconds = passes::plannedStep(model->context(progress), run->run.finalState()).stepSeconds;
+  }
+  run->nodeTimes = nodeTimesOf(*target, profile.get());
   return run;
 }
 
 }  // namespace
+
+passes::CategoryTimes AppliedProfile::total() const {
+  passes::CategoryTimes all;
+  for (const passes::CategoryTimes& category : calibration.byCategory) {
+    all.nodes += category.nodes;
+    all.estimated += category.estimated;
+    all.measured += category.measured;
+  }
+  return all;
+}
 
 const plan::PlanState& PlanRun::stateAt(int step) const {
   return step == 0 ? run.initial : run.history.at(static_cast<size_t>(step - 1)).result.state;
@@ -92,20 +123,33 @@ void PlanSession::setGraph(std::shared_ptr<const io::Artifact> artifact, const Q
                            std::shared_ptr<const ir::Graph> graph) {
   cancel();
   frontiers_.abandon();
+  // A profile measured one graph: it goes with it.
+  profiles_.abandon();
+  const QString loadingProfile = std::exchange(loadingProfile_, {});
+  const bool hadProfile = profile_ != nullptr;
+  profile_.reset();
   artifact_ = std::move(artifact);
   graphId_ = graphId;
   graph_ = std::move(graph);
-  target_.reset();
+  modelTarget_.reset();
   if (artifact_ && graph_) {
-    target_ = std::make_shared<const passes::PlanTarget>(*artifact_, graphId_.toStdString(), hardwareProfile_);
+    modelTarget_ = std::make_shared<const passes::PlanTarget>(*artifact_, graphId_.toStdString(), hardwareProfile_);
   }
+  target_ = modelTarget_;
   joint_ = target_ && target_->joint().joint;
   frontier_.reset();
   pendingBudget_.reset();
+  lastBudget_.reset();
+  lastPipeline_.clear();
   run_.reset();
   currentStep_ = -1;
   emit graphChanged();
   emit currentStepChanged(currentStep_);
+  if (hadProfile) emit profileChanged();
+  if (!loadingProfile.isEmpty()) {
+    emit profileApplied(false, tr("%1 was not applied: another graph was selected while it was read")
+                                   .arg(QFileInfo(loadingProfile).fileName()));
+  }
 }
 
 void PlanSession::setHardware(const QString& idOrPath) {
@@ -118,7 +162,20 @@ void PlanSession::useHardware(const QString& idOrPath) {
   hardware_ = idOrPath;
   hardwareProfile_ = std::move(hardware);
   // The graph's analyses carry over: only the costs are computed anew.
-  if (target_) target_ = std::make_shared<const passes::PlanTarget>(target_->onHardware(hardwareProfile_));
+  if (modelTarget_) {
+    modelTarget_ = std::make_shared<const passes::PlanTarget>(modelTarget_->onHardware(hardwareProfile_));
+    target_ = modelTarget_;
+    // The measurements price the new target at once; the model's figures beside them follow.
+    if (profile_) {
+      target_ = std::make_shared<const passes::PlanTarget>(
+          modelTarget_->calibrated(profile_->measuredSeconds, profile_->calibration.source));
+    }
+    if (!loadingProfile_.isEmpty()) {
+      calibrate(loadingProfile_, nullptr, true);
+    } else if (profile_) {
+      calibrate(profile_->path, profile_->profile, false);
+    }
+  }
   frontier_.reset();
   emit hardwareChanged(hardware_);
 }
@@ -152,10 +209,13 @@ QString PlanSession::defaultPipeline() const {
 
 void PlanSession::run(const QString& pipeline) {
   pendingBudget_.reset();
+  lastBudget_.reset();
+  lastPipeline_ = pipeline;
   startRun(pipeline, std::nullopt);
 }
 
 void PlanSession::runBudget(const BudgetRequest& request) {
+  lastBudget_ = request;
   if (joint_ && !frontier_) {
     // The run starts once the frontier is there; a later request replaces this one.
     pendingBudget_ = request;
@@ -174,8 +234,9 @@ void PlanSession::startRun(const QString& pipeline, std::optional<BudgetRequest>
     return;
   }
   runs_.start(
-      [target = target_, graphId = graphId_, frontier = frontier_, pipeline, budget](const Progress& progress) {
-        return planGraph(target, graphId, frontier, pipeline, budget, progress);
+      [target = target_, model = modelTarget_, profile = profile_, graphId = graphId_, frontier = frontier_, pipeline,
+       budget](const Progress& progress) {
+        return planGraph(target, model, profile, graphId, frontier, pipeline, budget, progress);
       },
       [this](JobOutcome<std::shared_ptr<const PlanRun>> outcome) { onRunFinished(std::move(outcome)); });
   emit started(budget ? QString::fromStdString(budgetPipeline(*budget, joint_, true)) : pipeline);
@@ -183,6 +244,82 @@ void PlanSession::startRun(const QString& pipeline, std::optional<BudgetRequest>
 
 void PlanSession::cancel() {
   runs_.cancel();
+}
+
+void PlanSession::replan() {
+  if (lastBudget_) {
+    const BudgetRequest request = *lastBudget_;
+    runBudget(request);
+  } else if (!lastPipeline_.isEmpty()) {
+    run(lastPipeline_);
+  }
+}
+
+void PlanSession::loadProfile(const QString& path) {
+  if (!modelTarget_) {
+    emit profileApplied(false, tr("No graph to price: select one first"));
+    return;
+  }
+  calibrate(path, nullptr, true);
+  emit profileStarted(path);
+}
+
+void PlanSession::calibrate(const QString& path, std::shared_ptr<const plan::MeasuredProfile> read, bool loading) {
+  loadingProfile_ = loading ? path : QString();
+  profiles_.start(
+      [model = modelTarget_, path, read = std::move(read)](const Progress& progress) {
+        std::shared_ptr<const plan::MeasuredProfile> profile =
+            read ? read : std::make_shared<const plan::MeasuredProfile>(plan::readProfile(path.toStdString()));
+        progress.checkCancelled();
+        passes::Calibration calibration = passes::calibrate(*model, *profile, QFileInfo(path).fileName().toStdString());
+        // calibrate found the graph's measurements; by node id, they are what the views show.
+        const plan::ProfiledGraph* entry = profile->measuredGraph(plan::graphFingerprint(model->graph()));
+        std::vector<std::optional<double>> measured = plan::measuredSecondsByNode(*entry->measured, model->graph());
+        return std::make_shared<const AppliedProfile>(
+            AppliedProfile{path, std::move(profile), std::move(measured), std::move(calibration)});
+      },
+      [this, loading](JobOutcome<std::shared_ptr<const AppliedProfile>> outcome) {
+        onCalibrated(std::move(outcome), loading);
+      });
+}
+
+void PlanSession::onCalibrated(JobOutcome<std::shared_ptr<const AppliedProfile>> outcome, bool loading) {
+  loadingProfile_.clear();
+  if (!outcome.value) {
+    // Only a load fails: a profile applied before calibrates the same graph on other hardware.
+    if (loading) emit profileApplied(false, outcome.error.message);
+    return;
+  }
+  profile_ = std::move(*outcome.value);
+  if (!loading) {  // new hardware: target_ was priced with the measurements when it changed
+    emit profileChanged();
+    return;
+  }
+  target_ = std::make_shared<const passes::PlanTarget>(profile_->calibration.target);
+  dropFrontier();
+  emit profileChanged();
+  // Before saying so: whoever waits for the plan priced with it finds the session busy.
+  replan();
+  if (joint_) requestFrontier();  // the budget panel and the Pareto plot show it
+  emit profileApplied(true, {});
+}
+
+void PlanSession::clearProfile() {
+  profiles_.abandon();
+  if (!std::exchange(loadingProfile_, {}).isEmpty())
+    emit profileApplied(false, tr("Loading the profile was cancelled"));
+  if (!profile_) return;
+  profile_.reset();
+  target_ = modelTarget_;
+  dropFrontier();
+  emit profileChanged();
+  replan();
+  if (joint_) requestFrontier();
+}
+
+void PlanSession::dropFrontier() {
+  frontiers_.abandon();
+  frontier_.reset();
 }
 
 void PlanSession::requestFrontier() {

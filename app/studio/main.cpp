@@ -30,7 +30,8 @@ const QSize kScreenshotSize(1600, 1000);
 // Views that --view accepts.
 const QStringList kAvailableViews{QStringLiteral("graph"),  QStringLiteral("nodes"),    QStringLiteral("timeline"),
                                   QStringLiteral("budget"), QStringLiteral("pipeline"), QStringLiteral("gantt"),
-                                  QStringLiteral("guards"), QStringLiteral("code"),     QStringLiteral("offload")};
+                                  QStringLiteral("guards"), QStringLiteral("code"),     QStringLiteral("offload"),
+                                  QStringLiteral("measured")};
 
 // The views' widgets (by objectName) that a screenshot reports when they are on show: every --view's,
 // and those that share a place with one (tabs of the same area).
@@ -38,7 +39,8 @@ const QStringList kReportedWidgets{
     QStringLiteral("graphView"),     QStringLiteral("nodesTable"),       QStringLiteral("guardsView"),
     QStringLiteral("codeView"),      QStringLiteral("memoryTimeline"),   QStringLiteral("ganttView"),
     QStringLiteral("offloadRunView"), QStringLiteral("savedTensorTable"), QStringLiteral("paretoView"),
-    QStringLiteral("budgetPanel"),   QStringLiteral("nodeInspectorText"), QStringLiteral("pipelinePanel")};
+    QStringLiteral("budgetPanel"),   QStringLiteral("nodeInspectorText"), QStringLiteral("pipelinePanel"),
+    QStringLiteral("calibrationView")};
 
 // The centre tab a view shows; the plan views share the window with the node table.
 lathe::studio::MainWindow::CentralView centralViewFor(const QString& view, bool planView) {
@@ -103,14 +105,16 @@ void reportShownWidgets(const QWidget& window) {
   }
 }
 
-int takeScreenshot(const QString& output, const QString& path, const QString& view) {
+// `profile`: a lathe.profile/1 file to price the plan with ("" for none); one that is not applied
+// writes no picture and exits 2.
+int takeScreenshot(const QString& output, const QString& path, const QString& view, const QString& profile) {
   using lathe::studio::MainWindow;
   MainWindow window(MainWindow::Options{.useSettings = false});
   window.resize(kScreenshotSize);
   // The plan views share the window with the node table, which is ready as soon as the graph is.
   const bool planView = view == QStringLiteral("timeline") || view == QStringLiteral("budget") ||
                         view == QStringLiteral("pipeline") || view == QStringLiteral("gantt") ||
-                        view == QStringLiteral("offload");
+                        view == QStringLiteral("offload") || view == QStringLiteral("measured");
   auto showAskedView = [&] {
     window.showCentralView(centralViewFor(view, planView));
     if (!planView) return;
@@ -120,17 +124,29 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
                         : view == QStringLiteral("budget") ? MainWindow::PlanView::Budget
                         : view == QStringLiteral("gantt")  ? MainWindow::PlanView::Gantt
                         : view == QStringLiteral("offload") ? MainWindow::PlanView::OffloadRun
+                        : view == QStringLiteral("measured") ? MainWindow::PlanView::Measured
                                                            : MainWindow::PlanView::Pipeline);
   };
   window.show();
   showAskedView();
   int exitCode = 0;
+  // A profile that is not applied leaves no plan to picture, as a refused plan does.
+  bool profileRefused = false;
+  QObject::connect(window.planSession(), &lathe::views::PlanSession::profileApplied, &window,
+                   [&](bool ok, const QString& error) {
+                     if (ok) return;
+                     profileRefused = true;
+                     printError(QCoreApplication::translate("main", "could not apply the profile %1: %2")
+                                    .arg(profile, error));
+                     QCoreApplication::exit(kExitBadInput);
+                   });
   auto grab = [&] {
     // Again: what was opened may have hidden it (the Offload run dock goes with a capture that
     // streamed no weights; asked for, it says so).
     showAskedView();
     // Let the views lay out and paint the new content before grabbing.
     QTimer::singleShot(0, &window, [&] {
+      if (profileRefused) return;
       const QImage image = window.grab().toImage();
       reportShownWidgets(window);
       if (!image.save(output, "PNG")) {
@@ -141,10 +157,18 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
     });
   };
   // The plan views show the pipeline run and the recompute frontier (Pareto, budget range) once both
-  // come back from their workers.
+  // come back from their workers, and a profile once it is applied (and planned with).
   std::function<void()> grabWhenPlanned = [&] {
     lathe::views::PlanSession* session = window.planSession();
-    if (session->busy()) {
+    if (profileRefused) return;
+    if (session->profileBusy()) {
+      QObject::connect(
+          session, &lathe::views::PlanSession::profileApplied, &window,
+          [&](bool ok) {
+            if (ok) grabWhenPlanned();
+          },
+          Qt::SingleShotConnection);
+    } else if (session->busy()) {
       QObject::connect(session, &lathe::views::PlanSession::finished, &window, [&] { grabWhenPlanned(); },
                        Qt::SingleShotConnection);
     } else if (session->frontierBusy()) {
@@ -154,8 +178,10 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
       grab();
     }
   };
-  // An opened plan is on show once its pipeline run has come back (and been checked) too.
+  // An opened plan is on show once its pipeline run has come back (and been checked) too, and so is a
+  // plan priced with a profile.
   const bool planPath = lathe::views::isPlanPath(path);
+  const bool waitsForPlan = planPath || !profile.isEmpty();
   lathe::views::GraphView* graphView = window.graphView();
   QObject::connect(&window, &MainWindow::loadFinished, &window, [&](bool ok) {
     if (!ok) {
@@ -169,12 +195,12 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
     }
     if (ok && view == QStringLiteral("graph") && graphView->isLayingOut()) {
       // The graph is drawn once its layout (or its failure) comes back from the worker.
-      auto next = planPath ? grabWhenPlanned : std::function<void()>(grab);
+      auto next = waitsForPlan ? grabWhenPlanned : std::function<void()>(grab);
       QObject::connect(graphView, &lathe::views::GraphView::layoutShown, &window, next, Qt::SingleShotConnection);
       QObject::connect(graphView, &lathe::views::GraphView::layoutFailed, &window, next, Qt::SingleShotConnection);
       return;
     }
-    if (ok && (planView || planPath)) {
+    if (ok && (planView || waitsForPlan)) {
       grabWhenPlanned();
       return;
     }
@@ -186,6 +212,7 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
     exitCode = kExitBadInput;
   });
   window.openPath(path);
+  if (!profile.isEmpty()) window.loadProfile(profile);
   return QApplication::exec();
 }
 
@@ -232,8 +259,14 @@ int main(int argc, char** argv) {
                                           "Language menu, else the system's).")
           .arg(languageCodes().join(QStringLiteral(", "))),
       QCoreApplication::translate("main", "code"));
+  const QCommandLineOption profile(
+      QStringLiteral("profile"),
+      QCoreApplication::translate("main", "Price the plan with a lathe.profile/1 file (lathe measure -o), as File › "
+                                          "Load Profile… does."),
+      QCoreApplication::translate("main", "file"));
   parser.addOption(screenshot);
   parser.addOption(view);
+  parser.addOption(profile);
   parser.addOption(language);
   parser.addPositionalArgument(QStringLiteral("path"),
                                QCoreApplication::translate(
@@ -265,22 +298,25 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  if (parser.isSet(screenshot)) return takeScreenshot(parser.value(screenshot), path, parser.value(view));
+  if (parser.isSet(screenshot))
+    return takeScreenshot(parser.value(screenshot), path, parser.value(view), parser.value(profile));
 
   // A language change rebuilds the window, so that every string is read again, on the same capture
-  // and with the same layout (the old window saves it as it closes; the new one restores it).
+  // and profile and with the same layout (the old window saves it as it closes; the new one restores it).
   using lathe::studio::MainWindow;
   std::unique_ptr<MainWindow> window;
-  std::function<void(const QString&)> openWindow = [&](const QString& openedPath) {
+  std::function<void(const QString&, const QString&)> openWindow = [&](const QString& openedPath,
+                                                                      const QString& openedProfile) {
     auto next = std::make_unique<MainWindow>(MainWindow::Options{});
     QObject::connect(next.get(), &MainWindow::languageChanged, next.get(), [&] {
-      QTimer::singleShot(0, [&] { openWindow(window->currentPath()); });
+      QTimer::singleShot(0, [&] { openWindow(window->currentPath(), window->profilePath()); });
     });
     next->show();
     if (window) window->close();
     next->openPath(openedPath);
+    if (!openedProfile.isEmpty()) next->loadProfile(openedProfile);
     window = std::move(next);
   };
-  openWindow(path);
+  openWindow(path, parser.value(profile));
   return QApplication::exec();
 }

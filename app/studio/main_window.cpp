@@ -28,6 +28,7 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <utility>
 
 #include "analysis/cost_model.h"
 #include "hw/hw_profile.h"
@@ -36,6 +37,7 @@
 #include "views/artifact_loader.h"
 #include "views/artifact_tree_model.h"
 #include "views/budget_panel.h"
+#include "views/calibration_view.h"
 #include "views/code_view.h"
 #include "views/diagnostics_model.h"
 #include "views/formatting.h"
@@ -108,12 +110,17 @@ MainWindow::MainWindow(Options options, QWidget* parent)
   connect(nodesTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { showNode(nodesModel_->nodeAt(nodesProxy_->mapToSource(current))); });
   connect(inspector_, &views::NodeInspector::nodeActivated, this, &MainWindow::selectNode);
-  connect(planSession_, &views::PlanSession::hardwareChanged, inspector_,
-          [this] { inspector_->setHardware(planSession_->hardwareProfile()); });
+  connect(planSession_, &views::PlanSession::hardwareChanged, inspector_, [this] {
+    inspector_->setHardware(planSession_->hardwareProfile());
+    inspector_->setNodeTimes(nullptr);  // the last hardware's, until the re-plan brings the new ones
+  });
   connect(graphView_, &views::GraphView::nodeSelected, this, &MainWindow::selectNode);
   connect(search_, &QLineEdit::textChanged, nodesProxy_, &QSortFilterProxyModel::setFilterFixedString);
   connect(timelineView_, &views::MemoryTimelineView::nodeClicked, this, &MainWindow::selectNode);
   connect(planSession_, &views::PlanSession::finished, this, &MainWindow::onPlanFinished);
+  connect(planSession_, &views::PlanSession::finished, this, [this](bool ok) {
+    if (ok) showNodeTimes();
+  });
 
   resize(1600, 1000);
   if (options_.useSettings) {
@@ -159,6 +166,14 @@ void MainWindow::createWidgets() {
   header->addWidget(graphTitle_, 1);
   header->addWidget(search_);
   layout->addLayout(header);
+  profileBanner_ = new QLabel(central);
+  profileBanner_->setObjectName(QStringLiteral("profileBanner"));
+  profileBanner_->setWordWrap(true);
+  profileBanner_->setTextFormat(Qt::RichText);
+  profileBanner_->setStyleSheet(
+      QStringLiteral("QLabel { background: #fff6d8; border: 1px solid #e2c86e; border-radius: 3px; padding: 4px 6px; }"));
+  profileBanner_->hide();
+  layout->addWidget(profileBanner_);
 
   centralTabs_ = new QTabWidget(central);
   centralTabs_->setObjectName(QStringLiteral("centralTabs"));
@@ -286,6 +301,8 @@ void MainWindow::createPlanDocks() {
   ganttDock_ = addPlanDock(ganttView_, tr("Gantt"), "ganttDock");
   offloadRunDock_ = addPlanDock(offloadRunView_, tr("Offload run"), "offloadRunDock");
   savedTensorDock_ = addPlanDock(savedTensorTable_, tr("Saved tensors"), "savedTensorDock");
+  calibrationView_ = new views::CalibrationView(planSession_, this);
+  calibrationDock_ = addPlanDock(calibrationView_, tr("Measured"), "calibrationDock");
   paretoDock_ = addPlanDock(paretoView_, tr("Pareto"), "paretoDock");
   budgetDock_ = new QDockWidget(tr("Budget"), this);
   budgetDock_->setObjectName(QStringLiteral("budgetDock"));
@@ -297,6 +314,8 @@ void MainWindow::createPlanDocks() {
   tabifyDockWidget(timelineDock_, offloadRunDock_);
   offloadRunDock_->hide();
   tabifyDockWidget(timelineDock_, savedTensorDock_);
+  tabifyDockWidget(timelineDock_, calibrationDock_);
+  calibrationDock_->hide();
   auto* inspectorDock = qobject_cast<QDockWidget*>(inspector_->parentWidget());
   tabifyDockWidget(inspectorDock, budgetDock_);
   inspectorDock->raise();
@@ -304,7 +323,8 @@ void MainWindow::createPlanDocks() {
   // Tabs and splits reset the widths createDocks gave the side columns.
   resizeDocks({findChild<QDockWidget*>(QStringLiteral("artifactDock")), inspectorDock}, {380, 400}, Qt::Horizontal);
   resizeDocks({timelineDock_, paretoDock_}, {1000, 420}, Qt::Horizontal);
-  for (QDockWidget* dock : {budgetDock_, ganttDock_, offloadRunDock_, paretoDock_, savedTensorDock_}) {
+  for (QDockWidget* dock :
+       {budgetDock_, ganttDock_, offloadRunDock_, paretoDock_, savedTensorDock_, calibrationDock_}) {
     viewMenu_->addAction(dock->toggleViewAction());
   }
 
@@ -332,6 +352,7 @@ void MainWindow::createMenus() {
     showPlanView(PlanView::Timeline);
     timelineView_->chooseSnapshot();
   });
+  createProfileActions(file);
   file->addSeparator();
   createPlanFileActions(file);
   file->addAction(tr("&Export View…"), this, &MainWindow::exportGraphDialog);
@@ -423,6 +444,7 @@ void MainWindow::openDirectoryDialog() {
 }
 
 void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
+  const QString pendingProfile = std::exchange(pendingProfile_, {});
   progressBar_->hide();
   cancelButton_->hide();
   const QString name = QFileInfo(loader_->path()).fileName();
@@ -485,6 +507,7 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   } else {
     selectPreferredGraph();
   }
+  if (!pendingProfile.isEmpty()) planSession_->loadProfile(pendingProfile);
   emit loadFinished(true);
 }
 
@@ -539,6 +562,7 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
   const QString previousGraphId = nodesModel_->graphId();
   const ir::NodeId previousNode = selectedNode();
   nodesModel_->setGraph(graph, id);
+  nodesTable_->setColumnHidden(views::GraphNodesModel::MeasuredTimeColumn, true);  // until a profile prices it
   if (!runOpenedPlan(id)) {
     planSession_->setGraph(treeModel_->artifact(), id, graph);
     pipelinePanel_->setPipelineText(planSession_->defaultPipeline());
@@ -600,6 +624,7 @@ void MainWindow::showPlanView(PlanView view) {
     case PlanView::Pareto: dock = paretoDock_; break;
     case PlanView::SavedTensors: dock = savedTensorDock_; break;
     case PlanView::OffloadRun: dock = offloadRunDock_; break;
+    case PlanView::Measured: dock = calibrationDock_; break;
   }
   dock->show();
   dock->raise();

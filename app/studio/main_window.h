@@ -1,7 +1,7 @@
 // lathe-studio's main window: artifact tree (left), the selected graph drawn and as a node table
 // (centre tabs), node inspector and pipeline (right), memory timeline and diagnostics (bottom); loading
 // and planning on worker threads with progress and cancel. Plan bundles open, save and export
-// kernels from the File menu (main_window_plans.cpp).
+// kernels from the File menu, and measured profiles price the plan (main_window_plans.cpp).
 #pragma once
 
 #include <QMainWindow>
@@ -30,6 +30,7 @@ namespace lathe::views {
 class ArtifactLoader;
 class ArtifactTreeModel;
 class BudgetPanel;
+class CalibrationView;
 class DiagnosticsModel;
 class GraphNodesModel;
 class GanttView;
@@ -100,7 +101,7 @@ class MainWindow : public QMainWindow {
   bool selectGraphNode(const QString& graphId, ir::NodeId node);
 
   // The plan docks; planning runs in the background whenever a graph is selected.
-  enum class PlanView { Timeline, Pipeline, Gantt, Budget, Pareto, SavedTensors, OffloadRun };
+  enum class PlanView { Timeline, Pipeline, Gantt, Budget, Pareto, SavedTensors, OffloadRun, Measured };
   // Shows, raises and enlarges a plan dock (for screenshots and the View menu).
   void showPlanView(PlanView view);
   [[nodiscard]] views::PlanSession* planSession() const { return planSession_; }
@@ -112,6 +113,14 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] views::ParetoView* paretoView() const { return paretoView_; }
   [[nodiscard]] views::SavedTensorLedgerModel* savedTensorModel() const { return savedTensorModel_; }
   [[nodiscard]] QTableView* savedTensorTable() const { return savedTensorTable_; }
+  [[nodiscard]] views::CalibrationView* calibrationView() const { return calibrationView_; }
+
+  // File › Load Profile… without the dialog: prices the graph on show as a lathe.profile/1 file
+  // measured it (PlanSession::loadProfile says how it went). While a capture loads, the profile
+  // waits for its graph.
+  void loadProfile(const QString& path);
+  // The profile the plan is priced with, "" when none is.
+  [[nodiscard]] QString profilePath() const;
 
   // File › Save Plan… without the dialog: the current run's last step as a plan bundle, written in
   // the background (planSaved when done).
@@ -181,6 +190,15 @@ class MainWindow : public QMainWindow {
   void exportKernelsDialog();
   void onKernelsExported(const views::KernelExportOutcome& outcome);
 
+  // Measured profiles (main_window_plans.cpp).
+  void createProfileActions(QMenu* file);
+  void loadProfileDialog();
+  void onProfileApplied(bool ok, const QString& error);
+  // The banner, the Measured dock and the node table's measured column follow the session's profile.
+  void onProfileChanged();
+  // The node times of the run on show, in the node table and the inspector.
+  void showNodeTimes();
+
   Options options_;
   views::ArtifactLoader* loader_;
   views::ArtifactTreeModel* treeModel_;
@@ -206,6 +224,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* offloadRunDock_ = nullptr;  // shown when the opened run streamed weights
   QDockWidget* paretoDock_ = nullptr;
   QDockWidget* savedTensorDock_ = nullptr;
+  views::CalibrationView* calibrationView_ = nullptr;
+  QDockWidget* calibrationDock_ = nullptr;  // shown once a profile is applied
   QTreeView* tree_ = nullptr;
   QTabWidget* centralTabs_ = nullptr;
   // createStageViews
@@ -220,6 +240,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* diagnosticsDock_ = nullptr;
   QLineEdit* search_ = nullptr;
   QLabel* graphTitle_ = nullptr;
+  QLabel* profileBanner_ = nullptr;  // says which profile prices the plan, with a way back
   QProgressBar* progressBar_ = nullptr;
   QPushButton* cancelButton_ = nullptr;
   QMenu* recentMenu_ = nullptr;
@@ -245,6 +266,10 @@ class MainWindow : public QMainWindow {
   QLabel* exportStage_ = nullptr;
   QProgressBar* exportProgress_ = nullptr;
   QPushButton* cancelExport_ = nullptr;
+
+  QAction* loadProfileAction_ = nullptr;
+  QAction* clearProfileAction_ = nullptr;
+  QString pendingProfile_;  // asked for while a capture loads
 };
 
 }  // namespace lathe::studio

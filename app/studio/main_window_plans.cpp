@@ -1,15 +1,19 @@
-// The main window's plan bundles: a plan opened (its graph planned with its pipeline and target,
-// then checked against the bundle's decisions), File › Save Plan… and File › Export Kernels….
+// The main window's plan files: a plan opened (its graph planned with its pipeline and target, then
+// checked against the bundle's decisions), File › Save Plan… and File › Export Kernels…, and the
+// measured profiles that price the plan (File › Load Profile…, Clear Profile).
 #include <QAction>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStatusBar>
+#include <QTableView>
 #include <filesystem>
 
 #include "kernels/export_bundle.h"
@@ -19,9 +23,11 @@
 #include "util/diagnostics.h"
 #include "views/artifact_loader.h"
 #include "views/artifact_tree_model.h"
+#include "views/calibration_view.h"
 #include "views/formatting.h"
 #include "views/graph_nodes_model.h"
 #include "views/kernel_exporter.h"
+#include "views/node_inspector.h"
 #include "views/pipeline_panel.h"
 #include "views/plan_file.h"
 #include "views/plan_session.h"
@@ -283,6 +289,87 @@ void MainWindow::onKernelsExported(const views::KernelExportOutcome& outcome) {
               tr("%1. The kernel bundle (manifest.json, liblathe_kernels.so, kernels.fatbin, sources) is in %2.")
                   .arg(summary, outcome.output),
               details.join(QLatin1Char('\n')));
+}
+
+// --- Measured profiles --------------------------------------------------------------------------
+
+void MainWindow::createProfileActions(QMenu* file) {
+  loadProfileAction_ = file->addAction(tr("Load &Profile…"), this, &MainWindow::loadProfileDialog);
+  loadProfileAction_->setObjectName(QStringLiteral("loadProfile"));
+  loadProfileAction_->setStatusTip(
+      tr("Price the graph on show as a lathe.profile/1 file measured it (lathe measure CAPTURE -o profile.json)"));
+  clearProfileAction_ = file->addAction(tr("&Clear Profile"), planSession_, &views::PlanSession::clearProfile);
+  clearProfileAction_->setObjectName(QStringLiteral("clearProfile"));
+  clearProfileAction_->setStatusTip(tr("Plan with the model's estimates again"));
+  clearProfileAction_->setEnabled(false);
+  loadProfileAction_->setEnabled(false);
+  connect(planSession_, &views::PlanSession::graphChanged, this,
+          [this] { loadProfileAction_->setEnabled(planSession_->hasGraph()); });
+  connect(planSession_, &views::PlanSession::profileStarted, this, [this](const QString& path) {
+    statusBar()->showMessage(tr("Reading the profile %1…").arg(QFileInfo(path).fileName()));
+  });
+  connect(planSession_, &views::PlanSession::profileApplied, this, &MainWindow::onProfileApplied);
+  connect(planSession_, &views::PlanSession::profileChanged, this, &MainWindow::onProfileChanged);
+  connect(profileBanner_, &QLabel::linkActivated, planSession_, &views::PlanSession::clearProfile);
+}
+
+void MainWindow::loadProfileDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Load Profile"), QFileInfo(currentPath()).absolutePath(),
+                                                    tr("Lathe profiles (*.json);;All files (*)"));
+  if (!path.isEmpty()) loadProfile(path);
+}
+
+void MainWindow::loadProfile(const QString& path) {
+  // Asked for with a capture (the command line, a language switch): applied once its graph is on show.
+  if (loader_->busy()) {
+    pendingProfile_ = path;
+    return;
+  }
+  planSession_->loadProfile(path);
+}
+
+QString MainWindow::profilePath() const {
+  const auto& profile = planSession_->profile();
+  return profile ? profile->path : QString();
+}
+
+void MainWindow::onProfileApplied(bool ok, const QString& error) {
+  if (!ok) {
+    statusBar()->showMessage(tr("The profile was not applied: %1").arg(error));
+    showMessage(this, QMessageBox::Warning, tr("Load Profile"),
+                tr("The profile was not applied; the plan is priced as it was."), error);
+    return;
+  }
+  const auto& profile = planSession_->profile();
+  calibrationDock_->show();  // beside the timeline, for the error per op category
+  statusBar()->showMessage(views::CalibrationView::summary(*profile));
+}
+
+void MainWindow::onProfileChanged() {
+  const auto& profile = planSession_->profile();
+  clearProfileAction_->setEnabled(profile != nullptr);
+  if (!profile) {
+    profileBanner_->hide();
+    calibrationDock_->hide();
+    nodesTable_->setColumnHidden(views::GraphNodesModel::MeasuredTimeColumn, true);
+    return;
+  }
+  profileBanner_->setText(QStringLiteral("%1 <a href=\"clear\">%2</a>")
+                              .arg(views::CalibrationView::summary(*profile).toHtmlEscaped(),
+                                   tr("Back to the model's estimates").toHtmlEscaped()));
+  const QString note = views::CalibrationView::deviceNote(*profile);
+  profileBanner_->setToolTip(note.isEmpty() ? profile->path : profile->path + QLatin1Char('\n') + note);
+  profileBanner_->show();
+}
+
+void MainWindow::showNodeTimes() {
+  const auto& run = planSession_->planRun();
+  if (!run || run->graph != nodesModel_->graph()) return;
+  nodesModel_->setNodeTimes(run->nodeTimes);
+  inspector_->setNodeTimes(run->nodeTimes);
+  nodesTable_->setColumnHidden(views::GraphNodesModel::MeasuredTimeColumn, !nodesModel_->hasMeasuredTimes());
+  for (int column : {views::GraphNodesModel::EstimatedTimeColumn, views::GraphNodesModel::MeasuredTimeColumn})
+    nodesTable_->resizeColumnToContents(column);
 }
 
 }  // namespace lathe::studio

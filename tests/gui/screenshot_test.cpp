@@ -53,12 +53,13 @@ void ScreenshotTest::exportedProgram() {
 
 void ScreenshotTest::everyView_data() {
   QTest::addColumn<QString>("view");
-  for (const char* view : {"graph", "nodes", "timeline", "budget", "pipeline", "gantt", "offload", "guards", "code"})
+  for (const char* view :
+       {"graph", "nodes", "timeline", "budget", "pipeline", "gantt", "offload", "measured", "guards", "code"})
     QTest::newRow(view) << QString::fromLatin1(view);
 }
 
 // Each view on a capture that has everything: training graphs, guards and a recompile (no offload
-// run: that view says so).
+// run, no profile: those views say so).
 void ScreenshotTest::everyView() {
   QFETCH(QString, view);
   QTemporaryDir dir;

@@ -56,14 +56,16 @@ inline ViewPlace placeOf(const QString& view) {
   const QStringList centre{QStringLiteral("graphView"), QStringLiteral("nodesTable"), QStringLiteral("guardsView"),
                            QStringLiteral("codeView")};
   const QStringList bottom{QStringLiteral("memoryTimeline"), QStringLiteral("ganttView"),
-                           QStringLiteral("offloadRunView"), QStringLiteral("savedTensorTable")};
+                           QStringLiteral("offloadRunView"), QStringLiteral("savedTensorTable"),
+                           QStringLiteral("calibrationView")};
   const QStringList side{QStringLiteral("nodeInspectorText"), QStringLiteral("budgetPanel")};
   const QMap<QString, QString> widgets{
       {QStringLiteral("graph"), QStringLiteral("graphView")},       {QStringLiteral("nodes"), QStringLiteral("nodesTable")},
       {QStringLiteral("guards"), QStringLiteral("guardsView")},     {QStringLiteral("code"), QStringLiteral("codeView")},
       {QStringLiteral("timeline"), QStringLiteral("memoryTimeline")}, {QStringLiteral("gantt"), QStringLiteral("ganttView")},
       {QStringLiteral("offload"), QStringLiteral("offloadRunView")}, {QStringLiteral("budget"), QStringLiteral("budgetPanel")},
-      {QStringLiteral("pipeline"), QStringLiteral("pipelinePanel")}};
+      {QStringLiteral("pipeline"), QStringLiteral("pipelinePanel")},
+      {QStringLiteral("measured"), QStringLiteral("calibrationView")}};
   ViewPlace place{widgets.value(view), {}};
   for (const QStringList& area : {centre, bottom, side}) {
     if (!area.contains(place.widget)) continue;
