@@ -1,6 +1,8 @@
 // `lathe measure`: runs a capture's graph (or a plan's step) node by node through libtorch on the CPU
 // or a GPU, checks a plan's gradients against the unplanned joint graph's, and sets the measured
-// times and memory beside the planner's estimate; `-o` writes them as lathe.profile/1 for `--profile`.
+// times and memory beside the planner's estimate; or, with `--trace`, reads a torch.profiler trace of
+// the compiled step and puts its kernels' time on the graph's nodes. `-o` writes either as
+// lathe.profile/1 for `--profile`.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -15,6 +17,8 @@
 #include "passes/plan_builder.h"
 #include "hw/hw_profile.h"
 #include "passes/plan_target.h"
+#include "passes/trace_profile.h"
+#include "io/trace/chrome_trace.h"
 #include "plan/plan_bind.h"
 #include "plan/plan_bundle.h"
 #include "plan/profile.h"
@@ -28,7 +32,7 @@ namespace lathe::cli {
 namespace {
 
 struct MeasureOptions {
-  std::string path, graphId, device = "cpu", hw{passes::kDefaultHardware}, output, capture;
+  std::string path, graphId, device = "cpu", hw{passes::kDefaultHardware}, output, capture, trace;
   int repeats = 3, warmup = 1;
   uint64_t seed = 0;
   bool json = false;
@@ -38,8 +42,6 @@ MeasureOptions& measureOptions() {
   static MeasureOptions o;
   return o;
 }
-
-#ifdef LATHE_HAS_RUNTIME
 
 bool isPlanPath(const std::string& path) { return path.ends_with(".json"); }
 
@@ -89,7 +91,103 @@ std::string ratio(double measured, double estimated) {
   return estimated > 0 ? fmt::format("{:.2f}", measured / estimated) : "-";
 }
 
-int runMeasure(const GlobalOptions& global) {
+std::optional<double> estimateOf(const plan::PlanBundle& bundle, std::string_view name) {
+  for (const auto& [key, value] : bundle.estimates) {
+    if (key == name) return value;
+  }
+  return std::nullopt;
+}
+
+// `--trace`: a torch.profiler trace of the compiled step, its kernels put on the capture's nodes.
+int runTraceMeasure(const MeasureOptions& o, const GlobalOptions& global) {
+  Subject subject = subjectOf(o, global);
+  const passes::PlanTarget& target = *subject.target;
+  if (!subject.artifact->trace) throw Error(ErrorCode::Usage, "--trace needs the TORCH_TRACE capture of the same run");
+  const io::ChromeTrace trace = io::readChromeTrace(o.trace);
+  const passes::TraceProfile mapped = passes::profileFromTrace(target, *subject.artifact->trace, trace);
+  const ir::Graph& graph = target.graph();
+
+  std::map<std::string, std::pair<double, double>> byCategory;  // measured, estimated
+  const std::vector<double>& estimated = target.nodeSeconds();
+  for (const plan::MeasuredNode& node : mapped.measured.nodes) {
+    const ir::NodeId id = graph.find(node.node);
+    auto& row = byCategory[std::string(ir::categoryName(target.ops().lookup(graph.target(id)).category))];
+    row.first += node.seconds;
+    row.second += estimated[id];
+  }
+
+  if (!o.output.empty()) {
+    plan::MeasuredProfile profile;
+    profile.device = trace.deviceName;
+    profile.deviceMemoryBytes = trace.deviceMemoryBytes;
+    plan::ProfiledGraph entry;
+    entry.graphId = target.graphId();
+    entry.fingerprint = subject.bundle.fingerprint;
+    entry.predictedPeakBytes = subject.bundle.timeline.peakBytes;
+    entry.predictedStepSeconds = estimateOf(subject.bundle, "step_seconds").value_or(0);
+    entry.measured = mapped.measured;
+    profile.graphs.push_back(std::move(entry));
+    plan::writeProfile(o.output, profile);
+  }
+
+  if (o.json) {
+    nlohmann::json categories = nlohmann::json::object();
+    for (const auto& [name, row] : byCategory) {
+      categories[name] = {{"measured_seconds", row.first}, {"estimated_seconds", row.second}};
+    }
+    nlohmann::json estimates = nlohmann::json::object();
+    for (const auto& [key, value] : subject.bundle.estimates) estimates[key] = value;
+    std::cout << nlohmann::json{{"graph", target.graphId()},
+                                {"device", mapped.device},
+                                {"source", mapped.measured.source},
+                                {"steps", mapped.steps},
+                                {"codes", mapped.codes},
+                                {"calls", mapped.calls},
+                                {"other_calls", mapped.otherCalls},
+                                {"launches", mapped.launches},
+                                {"launches_timed", mapped.launchesTimed},
+                                {"nodes_timed", mapped.nodesTimed},
+                                {"graph_seconds", mapped.graphSeconds},
+                                {"unattributed_seconds", mapped.unattributedSeconds},
+                                {"other_seconds", mapped.otherSeconds},
+                                {"plan_estimates", estimates},
+                                {"categories", categories},
+                                {"notes", mapped.notes}}
+                     .dump(2)
+              << '\n';
+    return 0;
+  }
+
+  std::cout << fmt::format("{}: {} step{} of graph {} on {} ({} calls of its {} compiled codes; {} calls of other graphs)\n",
+                           o.trace, mapped.steps, mapped.steps == 1 ? "" : "s", target.graphId(),
+                           mapped.device.empty() ? "an unnamed device" : mapped.device, mapped.calls, mapped.codes,
+                           mapped.otherCalls);
+  std::cout << fmt::format("  {} of {} kernel launches timed; {} of the graph's nodes given time\n", mapped.launchesTimed,
+                           mapped.launches, mapped.nodesTimed);
+  std::cout << fmt::format("  device time per step: {} in the graph's kernels ({} of it on no node), {} outside them\n",
+                           formatSeconds(mapped.graphSeconds), formatSeconds(mapped.unattributedSeconds),
+                           formatSeconds(mapped.otherSeconds));
+  for (const std::string& note : mapped.notes) std::cout << "  note: " << note << '\n';
+  std::cout << fmt::format("\ndevice time per op category, measured beside estimated on {}\n", target.hardware().name);
+  Table table({"category", "measured", "estimated", "measured/estimated"});
+  for (const auto& [name, row] : byCategory) {
+    table.add({name, formatSeconds(row.first), formatSeconds(row.second), ratio(row.first, row.second)});
+  }
+  table.print(std::cout, "  ");
+  const auto seconds = [&](std::string_view name) {
+    const std::optional<double> value = estimateOf(subject.bundle, name);
+    return value ? formatSeconds(*value) : std::string("-");
+  };
+  std::cout << fmt::format("\nthe plan estimates {} of GPU time and a step of {} ({:.0f} kernel launches)\n",
+                           seconds("compute_seconds"), seconds("step_seconds"),
+                           estimateOf(subject.bundle, "kernel_launches").value_or(0));
+  if (!o.output.empty()) std::cout << "profile written to " << o.output << " (use it with --profile)\n";
+  return 0;
+}
+
+#ifdef LATHE_HAS_RUNTIME
+
+int runExecutorMeasure(const GlobalOptions& global) {
   const MeasureOptions& o = measureOptions();
   Subject subject = subjectOf(o, global);
   const passes::PlanTarget& target = *subject.target;
@@ -212,7 +310,7 @@ int runMeasure(const GlobalOptions& global) {
                              equal, check->gradientsCompared);
     if (!check->differences.empty()) {
       std::cout << (check->allClose
-                        ? fmt::format(", the others within rtol 1e-3 or the unplanned graph's own run-to-run difference "
+                        ? fmt::format(", the others equal up to rounding in their dtype or within the unplanned graph's own run-to-run spread "
                                       "(max |difference| {:.3g})",
                                       check->maxAbsError)
                         : fmt::format(": the plan CHANGES gradients (max |difference| {:.3g})", check->maxAbsError));
@@ -256,15 +354,19 @@ int runMeasure(const GlobalOptions& global) {
   return check && !check->allClose ? static_cast<int>(ErrorCode::BadInput) : 0;
 }
 
-#else
+#endif
 
-int runMeasure(const GlobalOptions&) {
+int runMeasure(const GlobalOptions& global) {
+  const MeasureOptions& o = measureOptions();
+  if (!o.trace.empty()) return runTraceMeasure(o, global);
+#ifdef LATHE_HAS_RUNTIME
+  return runExecutorMeasure(global);
+#else
   throw Error(ErrorCode::Usage,
               "this lathe was built without lathe_runtime (libtorch): build it where the Python interpreter has torch "
-              "(`make` does) to measure graphs");
-}
-
+              "(`make` does) to run graphs, or give --trace with a torch.profiler trace of the compiled step");
 #endif
+}
 
 }  // namespace
 
@@ -280,6 +382,10 @@ void registerMeasureCommand(CLI::App& app) {
   cmd->add_option("--repeats", o.repeats, "Timed runs (medians)")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "Runs before timing")->check(CLI::Range(0, 1000))->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of the inputs and random ops")->capture_default_str();
+  cmd->add_option("--trace", o.trace,
+                  "A torch.profiler trace (export_chrome_trace, .json or .json.gz) of the compiled step, recorded in "
+                  "the run that wrote the capture: its kernels' device time on the graph's nodes, nothing executed")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--capture", o.capture, "The capture a plan was made from, where it has moved since");
   addOutputOption(cmd, o.output, "Write the measurements as lathe.profile/1 (for --profile)");
   cmd->add_flag("--json", o.json, "Print JSON");

@@ -466,6 +466,26 @@ double maxAbsDifference(const at::Tensor& a, const at::Tensor& b) {
   return at::where(diff.isnan(), at::full_like(diff, INFINITY), diff).max().item<double>();
 }
 
+// Whether `got` is `want` up to rounding in their own dtype: elementwise within two units of its
+// precision of the value (a bf16 gradient summed in another order moves by an ulp, 2^-8 relative),
+// and one unit of the tensor's largest value (sums that cancel to near zero keep the rounding of
+// their large addends). Never tighter than allclose(rtol 1e-3, atol 1e-5). NaN at the same place is
+// equal.
+bool closeInOwnPrecision(const at::Tensor& want, const at::Tensor& got) {
+  const at::Tensor a = want.to(at::kDouble), b = got.to(at::kDouble);
+  double eps = 0;
+  switch (want.scalar_type()) {
+    case at::kBFloat16: eps = 0x1p-7; break;
+    case at::kHalf: eps = 0x1p-10; break;
+    case at::kFloat: eps = 0x1p-23; break;
+    default: break;
+  }
+  const double largest = at::where(a.isfinite(), a.abs(), at::zeros_like(a)).max().item<double>();
+  const double rtol = std::max(1e-3, 2 * eps);
+  const double atol = std::max(1e-5, eps * largest);
+  return at::allclose(a, b, rtol, atol, /*equal_nan=*/true);
+}
+
 bool sameValues(const at::Tensor& a, const at::Tensor& b) {
   if (!at::isFloatingType(a.scalar_type()) && !at::isComplexType(a.scalar_type())) return at::equal(a, b);
   return (a.eq(b) | (a.isnan() & b.isnan())).all().item<bool>();
@@ -582,7 +602,8 @@ PlanCheck checkPlan(const ir::Graph& joint, const analysis::JointInfo& info, con
     const double runToRun = first.isTensor() && first.toTensor().sizes() == a.sizes() ? maxAbsDifference(first.toTensor(), a) : 0;
     check.maxAbsError = std::max(check.maxAbsError, error);
     check.differences.push_back({name, error, false, finite, runToRun});
-    if (error > runToRun && !at::allclose(a.to(at::kDouble), b.to(at::kDouble), 1e-3, 1e-5, /*equal_nan=*/true)) {
+    // Two runs only sample the unplanned graph's spread: a plan is held to twice what they show.
+    if (error > 2 * runToRun && !closeInOwnPrecision(a, b)) {
       check.allClose = false;
     }
   }

@@ -81,8 +81,9 @@ struct PlanCheck {
   size_t nonFiniteReferences = 0;  // unplanned gradients holding NaN or inf (the drawn inputs overflow)
   std::vector<GradientDifference> differences;  // every gradient that is not bitwise equal
   double maxAbsError = 0;
-  // Every gradient within torch.allclose(rtol 1e-3, atol 1e-5, equal_nan) of the reference's, or no
-  // further from it than the unplanned graph's own runs are from each other.
+  // Every gradient equal to the reference's up to rounding in its own dtype (two units of precision
+  // of each value, one of the tensor's largest; never tighter than allclose(rtol 1e-3, atol 1e-5)),
+  // or no further from it than twice the unplanned graph's own first and last runs are apart.
   bool allClose = true;
   GraphRun reference;    // the joint graph in program order
   GraphRun planned;      // the plan's forward, then its backward with recomputations
