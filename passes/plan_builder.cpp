@@ -116,6 +116,7 @@ PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state
   // Priced as the recompute pass prices a step (step_time.h).
   const StepTime time = stepTime(context, planned.schedule, joint.joint ? &partition : nullptr);
   planned.startSeconds = time.startSeconds;
+  planned.executionSeconds = time.executionSeconds;
   planned.stepSeconds = time.stepSeconds;
   planned.computeSeconds = time.computeSeconds;
   planned.kernelLaunches = time.kernelLaunches;

@@ -17,7 +17,8 @@ namespace lathe::passes {
 struct PlannedStep {
   analysis::StepSchedule schedule;
   analysis::MemoryTimeline timeline;
-  std::vector<double> startSeconds;  // estimated start of each execution (step_time.h)
+  std::vector<double> startSeconds;      // estimated start of each execution (step_time.h)
+  std::vector<double> executionSeconds;  // and its GPU time (a recomputation at its recompute cost)
   double stepSeconds = 0;            // with the host's kernel launches
   double computeSeconds = 0;         // the GPU busy
   size_t kernelLaunches = 0;

@@ -4,6 +4,7 @@
 // click sets the budget, the saved-tensor ledger adds up to the plan's saved bytes, and a measured
 // memory snapshot is drawn over the plan (read by the studio's loader: one that does not load is
 // reported above the plot and leaves it as it was).
+#include <cmath>
 #include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
@@ -368,6 +369,14 @@ void BudgetViewsTest::ganttDrawsTheSimulatedStreams() {
   const auto& plain = *session->currentPlanned();
   QCOMPARE(gantt->barCount(lathe::analysis::Stream::Compute), static_cast<int>(plain.schedule.nodes.size()));
   QCOMPARE(gantt->barCount(lathe::analysis::Stream::HostToDevice), 0);
+  // Where the step's time model puts them: the bars end with the planned step, and on mixtral's
+  // host-bound step they stand apart (the GPU waits for the host's launches).
+  const lathe::views::StepGantt& kernels = *session->currentGantt();
+  QVERIFY(std::abs(kernels.stepSeconds - plain.stepSeconds) < 1e-12);
+  QVERIFY(std::abs(kernels.bars.back().end - plain.stepSeconds) < 1e-9);
+  double busy = 0;
+  for (const lathe::views::GanttBar& bar : kernels.bars) busy += bar.end - bar.start;
+  QVERIFY2(busy < 0.8 * plain.stepSeconds, qPrintable(QStringLiteral("%1 of %2 s busy").arg(busy).arg(plain.stepSeconds)));
 
   // A budget plan streams weights: segments on compute, copies on H2D, both hoverable.
   window.budgetPanel()->setResidentRatio(0);

@@ -11,25 +11,18 @@ namespace {
 
 using analysis::Stream;
 
+// The executions where the step's time model puts them (passes::stepTime): gaps between bars are
+// the GPU waiting for the host to launch the next kernel.
 StepGantt kernelGantt(const passes::PassContext& context, const passes::PlannedStep& planned) {
-  const std::vector<double>& seconds = context.nodeSeconds();
-  analysis::SimInput input;
-  input.tasks.reserve(planned.schedule.nodes.size());
-  for (ir::NodeId id : planned.schedule.nodes) {
-    analysis::SimTask task;
-    task.name = std::string(context.graph.name(id));
-    task.seconds = seconds[id];
-    input.tasks.push_back(std::move(task));
-  }
-  const analysis::SimResult sim = analysis::simulateStreams(input);
   StepGantt gantt;
-  gantt.stepSeconds = sim.makespan;
-  for (size_t i = 0; i < sim.tasks.size(); ++i) {
-    const analysis::TaskRecord& record = sim.tasks[i];
-    gantt.bars.push_back(
-        {Stream::Compute, record.start, record.end, record.name, static_cast<int32_t>(i % 2), 0, i, i});
-    gantt.executionStart.push_back(record.start);
-    gantt.executionEnd.push_back(record.end);
+  gantt.stepSeconds = planned.stepSeconds;
+  for (size_t i = 0; i < planned.schedule.nodes.size(); ++i) {
+    const double start = planned.startSeconds[i];
+    const double end = start + planned.executionSeconds[i];
+    gantt.bars.push_back({Stream::Compute, start, end, std::string(context.graph.name(planned.schedule.nodes[i])),
+                          static_cast<int32_t>(i % 2), 0, i, i});
+    gantt.executionStart.push_back(start);
+    gantt.executionEnd.push_back(end);
   }
   return gantt;
 }

@@ -2,7 +2,9 @@
 // device-to-host streams as the discrete-event simulator (analysis/stream_sim.h) runs them.
 // Offload plans: the offload pass's simulation (offload.h) of the step's segments and weight copies,
 // the last simulated step of a warmed-up run, copies that start in the previous step's tail at
-// negative times. Other plans: one compute task per execution, back to back. No Qt.
+// negative times. Other plans: one compute bar per execution where the step's time model
+// (passes/step_time.h) starts it: back to back where the GPU is the bound, apart where it waits for
+// the host to launch the next kernel. No Qt.
 #pragma once
 
 #include <cstdint>
