@@ -62,6 +62,39 @@ void finish(NodeCost& cost, double memoryRate, const hw::HwProfile& profile) {
   cost.seconds = std::max(cost.computeSeconds, cost.memorySeconds) + profile.launchOverhead;
 }
 
+// The ranks a collective spans: its group_size argument (all_gather_into_tensor(x, 2, '0'),
+// reduce_scatter_tensor(x, 'sum', 2, '0')); all_reduce names only its group, so it takes the
+// largest group_size of the graph's other collectives, else 2, the smallest group that communicates.
+int64_t collectiveGroupSize(const ir::Graph& graph, NodeId id, const ir::OpRegistry& registry) {
+  const auto groupSizeArg = [&](NodeId n) -> int64_t {
+    for (const ir::Arg& arg : graph.node(n).args) {
+      if (arg.kind == ir::Arg::Kind::Int && arg.i >= 2 && arg.i <= (int64_t{1} << 20)) return arg.i;
+    }
+    return 0;
+  };
+  if (const int64_t own = groupSizeArg(id)) return own;
+  int64_t largest = 0;
+  for (NodeId n = 0; n < graph.size(); ++n) {
+    if (graph.node(n).isCall() && registry.lookup(graph.target(n)).category == ir::OpCategory::Collective)
+      largest = std::max(largest, groupSizeArg(n));
+  }
+  return largest > 0 ? largest : 2;
+}
+
+// A collective over the peer link as NCCL's ring runs it: each rank sends (n-1)/n of the payload
+// in n-1 steps (all_gather of the output, reduce_scatter of the input, all_to_all), twice for
+// all_reduce (a reduce_scatter, then an all_gather), the whole payload once for a broadcast.
+double linkSeconds(const ir::Graph& graph, NodeId id, const ir::OpInfo& info, double payloadBytes,
+                   const hw::HwProfile& profile, const ir::OpRegistry& registry) {
+  const double ranks = static_cast<double>(collectiveGroupSize(graph, id, registry));
+  const bool allReduce = info.name.find("all_reduce") != std::string::npos || info.name.find("allreduce") != std::string::npos;
+  const bool broadcast = info.name.find("broadcast") != std::string::npos;
+  const double passes = allReduce ? 2.0 : 1.0;
+  const double share = broadcast ? 1.0 : (ranks - 1) / ranks;
+  const double steps = broadcast ? 1.0 : passes * (ranks - 1);
+  return steps * profile.peerLatency + passes * share * payloadBytes / profile.peerBandwidth;
+}
+
 NodeCost priceKernel(const ir::Graph& graph, NodeId id, const ir::OpInfo& info, const hw::HwProfile& profile,
                      const ir::OpRegistry& registry) {
   const ir::OpCost op = ir::estimateCost(graph, id, registry);
@@ -71,6 +104,10 @@ NodeCost priceKernel(const ir::Graph& graph, NodeId id, const ir::OpInfo& info, 
   cost.bytes = op.bytesRead + op.bytesWritten;
   cost.computeSeconds = timeFor(cost.flops, flopRate(graph, id, info, profile));
   finish(cost, profile.hbmBandwidth * profile.efficiencyOf(info.category), profile);
+  if (info.category == ir::OpCategory::Collective && profile.peerBandwidth > 0) {
+    cost.linkSeconds = linkSeconds(graph, id, info, op.commBytes, profile, registry);
+    cost.seconds = std::max({cost.computeSeconds, cost.memorySeconds, cost.linkSeconds}) + profile.launchOverhead;
+  }
   return cost;
 }
 

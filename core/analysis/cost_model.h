@@ -24,7 +24,10 @@ struct NodeCost {
   double bytes = 0;  // read + written
   double computeSeconds = 0;
   double memorySeconds = 0;
-  double seconds = 0;  // max(computeSeconds, memorySeconds) + the launch overhead when kernel
+  // Collectives on a profile that describes its peer link: the ring's time over it (latency per
+  // step, the bytes each rank sends at peer_bandwidth); 0 otherwise.
+  double linkSeconds = 0;
+  double seconds = 0;  // max(computeSeconds, memorySeconds, linkSeconds) + the launch overhead when kernel
   bool kernel = false;
 };
 

@@ -191,6 +191,12 @@ HwProfile parseHwProfile(std::string_view json, const std::string& sourceName) {
   p.d2hBandwidth = *reader.number("d2h_bandwidth", true);
   p.launchOverhead = *reader.number("launch_overhead", true, /*zeroAllowed=*/true);
   p.hostSecondsPerKernel = reader.number("host_seconds_per_kernel", false, /*zeroAllowed=*/true).value_or(0.0);
+  const std::optional<double> peerBandwidth = reader.number("peer_bandwidth", false);
+  const std::optional<double> peerLatency = reader.number("peer_latency", false, /*zeroAllowed=*/true);
+  if (peerBandwidth.has_value() != peerLatency.has_value())
+    reader.fail("fields 'peer_bandwidth' and 'peer_latency' go together: the link is described by both or neither");
+  p.peerBandwidth = peerBandwidth.value_or(0.0);
+  p.peerLatency = peerLatency.value_or(0.0);
   reader.efficiency(p);
   reader.notes();
   reader.rejectUnknownKeys();
@@ -216,6 +222,10 @@ Json hwProfileToJson(const HwProfile& p) {
   doc["d2h_bandwidth"] = numberEntry(p.d2hBandwidth, p, "d2h_bandwidth");
   doc["launch_overhead"] = numberEntry(p.launchOverhead, p, "launch_overhead");
   if (p.hostSecondsPerKernel > 0) doc["host_seconds_per_kernel"] = numberEntry(p.hostSecondsPerKernel, p, "host_seconds_per_kernel");
+  if (p.peerBandwidth > 0) {
+    doc["peer_bandwidth"] = numberEntry(p.peerBandwidth, p, "peer_bandwidth");
+    doc["peer_latency"] = numberEntry(p.peerLatency, p, "peer_latency");
+  }
   Json efficiency = Json::object();
   for (size_t i = 0; i < p.efficiency.size(); ++i)
     if (p.efficiency[i] != 1.0)

@@ -48,6 +48,11 @@ struct HwProfile {
   // Host time to issue one kernel of a compiled training step (Inductor's wrapper, the launcher):
   // a step of many small kernels is bound by it. 0: the host is never the bound.
   double hostSecondsPerKernel = 0;
+  // The link between GPUs of one host that collectives use (NVLink, else PCIe): bytes/s one GPU
+  // sends to its peers (one direction), and the time of one step of a ring. 0: not described, and
+  // collectives are then priced as device-memory traffic.
+  double peerBandwidth = 0;
+  double peerLatency = 0;
   // Fraction of the roofline that kernels of each category reach (1 = the ceilings above).
   std::array<double, ir::kOpCategoryCount> efficiency = [] {
     std::array<double, ir::kOpCategoryCount> ones{};

@@ -231,4 +231,39 @@ class GraphModule(torch.nn.Module):
   EXPECT_DOUBLE_EQ(c.computeSeconds, c.flops / (h200.flopsBf16 * h200.efficiencyOf(ir::OpCategory::Matmul)));
 }
 
+TEST(CostModelCollectives, RunOverThePeerLinkAsARing) {
+  // An 8 MiB all_reduce of two ranks (the all_gather beside it names the group's size) and an
+  // all_gather into 16 MiB: each rank sends (n-1)/n of the payload per pass, two passes for
+  // all_reduce, a ring step's latency per step; device memory would have priced them as a copy.
+  constexpr std::string_view text = R"fx(
+class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "bf16[4194304]", primals_2: "bf16[4194304]"):
+        all_reduce: "bf16[4194304]" = torch.ops._c10d_functional.all_reduce.default(primals_1, 'sum', '0')
+        wait_tensor: "bf16[4194304]" = torch.ops._c10d_functional.wait_tensor.default(all_reduce);  all_reduce = None
+        all_gather_into_tensor: "bf16[8388608]" = torch.ops._c10d_functional.all_gather_into_tensor.default(primals_2, 2, '0')
+        wait_tensor_1: "bf16[8388608]" = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor);  all_gather_into_tensor = None
+        return (wait_tensor, wait_tensor_1)
+)fx";
+  Diagnostics diagnostics;
+  const auto graph = io::parseFxText(text, {}, diagnostics);
+  ASSERT_NE(graph, nullptr);
+  const hw::HwProfile h200 = hw::resolveHwProfile("h200");
+  ASSERT_GT(h200.peerBandwidth, 0);
+  const double mib8 = 8.0 * 1024 * 1024;
+  const NodeCost reduce = analysis::nodeCost(*graph, graph->find("all_reduce"), h200);
+  EXPECT_DOUBLE_EQ(reduce.linkSeconds, 2 * h200.peerLatency + 2 * 0.5 * mib8 / h200.peerBandwidth);
+  EXPECT_DOUBLE_EQ(reduce.seconds, std::max(reduce.linkSeconds, reduce.memorySeconds) + h200.launchOverhead);
+  const NodeCost gather = analysis::nodeCost(*graph, graph->find("all_gather_into_tensor"), h200);
+  EXPECT_DOUBLE_EQ(gather.linkSeconds, h200.peerLatency + 0.5 * 2 * mib8 / h200.peerBandwidth);
+  // Over the link the all_reduce takes longer than an HBM copy of its bytes would.
+  EXPECT_GT(reduce.linkSeconds, 3 * reduce.memorySeconds);
+
+  // A profile without a link prices them as device-memory traffic, as before.
+  const hw::HwProfile l40s = hw::resolveHwProfile("l40s");
+  ASSERT_EQ(l40s.peerBandwidth, 0);
+  const NodeCost local = analysis::nodeCost(*graph, graph->find("all_reduce"), l40s);
+  EXPECT_EQ(local.linkSeconds, 0);
+  EXPECT_DOUBLE_EQ(local.seconds, std::max(local.computeSeconds, local.memorySeconds) + l40s.launchOverhead);
+}
+
 }  // namespace

@@ -179,6 +179,8 @@ TEST(HwProfile, BadProfilesAreBadInputNamingTheField) {
       {"bare number", [](auto& d) { d["d2h_bandwidth"] = 55e9; }, "d2h_bandwidth"},
       {"no source", [](auto& d) { d["hbm_capacity"].erase("source"); }, "hbm_capacity"},
       {"empty source", [](auto& d) { d["launch_overhead"]["source"] = ""; }, "launch_overhead"},
+      {"a link without its latency", [](auto& d) { d.erase("peer_latency"); }, "peer_latency"},
+      {"a zero link", [](auto& d) { d["peer_bandwidth"]["value"] = 0; }, "peer_bandwidth"},
       {"fractional SMs", [](auto& d) { d["sm_count"]["value"] = 131.5; }, "sm_count"},
       {"unknown field", [](auto& d) { d["hbm_bandwith"] = d["hbm_bandwidth"]; }, "hbm_bandwith"},
       {"unknown category", [](auto& d) { d["efficiency"]["gemm"] = 0.8; }, "gemm"},
