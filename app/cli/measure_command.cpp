@@ -373,8 +373,9 @@ int runMeasure(const GlobalOptions& global) {
 void registerMeasureCommand(CLI::App& app) {
   MeasureOptions& o = measureOptions();
   auto* cmd = app.add_subcommand("measure",
-                                 "Run a capture's graph or a plan's step node by node through libtorch; measured time and "
-                                 "memory beside the estimate, gradients checked");
+                                 "Run a capture's graph or a plan's step node by node through libtorch (measured time and "
+                                 "memory beside the estimate, gradients checked), or put a torch.profiler trace of the "
+                                 "compiled step on the graph's nodes (--trace)");
   cmd->add_option("path", o.path, "TORCH_TRACE log, .pt2, or a plan bundle (.json) written by `lathe plan -o`")->required();
   cmd->add_option("--graph", o.graphId, "Graph id as listed by `lathe graphs`, or its index (captures)");
   cmd->add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
