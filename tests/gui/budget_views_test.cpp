@@ -20,6 +20,7 @@
 #include <QTest>
 #include <utility>
 
+#include "gui_support.h"
 #include "io/artifact.h"
 #include "main_window.h"
 #include "hw/hw_profile.h"
@@ -41,23 +42,10 @@ using lathe::views::PlanSession;
 
 namespace {
 
+using lathe::testing::sample;
+using lathe::testing::waitUntil;
+
 constexpr uint64_t kMiB = 1024ull * 1024ull;
-
-QString sample(const char* relative) {
-  return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
-}
-
-// Runs the event loop until `done` holds; false after `timeoutMs`.
-template <typename Done>
-bool waitUntil(Done done, int timeoutMs = 120000) {
-  QElapsedTimer timer;
-  timer.start();
-  while (!done()) {
-    if (timer.elapsed() > timeoutMs) return false;
-    QTest::qWait(10);
-  }
-  return true;
-}
 
 // Opens a capture, waits for the default plan and for the frontier the budget panel asks for.
 bool openWithFrontier(MainWindow& window, const QString& path) {

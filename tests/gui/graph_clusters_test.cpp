@@ -3,6 +3,7 @@
 // cluster lays out only the levels around it, a search jump opens the layer that hides its match,
 // every overlay colours every drawn node with a colour its legend lists, exported SVG and PNG
 // files read back, and a graph without module paths is cut into runs that open one at a time.
+#include "gui_support.h"
 #include "views/logic/graph_clusters.h"
 
 #include <QImage>
@@ -32,11 +33,9 @@ using lathe::views::Shown;
 
 namespace {
 
-constexpr int kLayoutTimeoutMs = 120000;
+using lathe::testing::sample;
 
-QString sample(const char* relative) {
-  return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
-}
+constexpr int kLayoutTimeoutMs = 120000;
 
 // Clusters read no hardware; the targets here are on the studio's default one.
 std::shared_ptr<const lathe::passes::PlanTarget> targetOf(std::shared_ptr<const lathe::ir::Graph> graph) {

@@ -2,6 +2,7 @@
 // opened all the way (one box per node but the output, finite coordinates, nodes inside their
 // cluster's frame, an edge per input relation), one node selection shared by the graph view, the
 // node table and the inspector, and --view screenshots.
+#include "gui_support.h"
 #include "views/graph_view.h"
 
 #include <QElapsedTimer>
@@ -32,9 +33,7 @@ using lathe::studio::MainWindow;
 
 namespace {
 
-QString sample(const char* relative) {
-  return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
-}
+using lathe::testing::sample;
 
 bool finite(const lathe::views::LayoutRect& rect) {
   return std::isfinite(rect.x) && std::isfinite(rect.y) && std::isfinite(rect.width) && std::isfinite(rect.height) &&

@@ -20,6 +20,7 @@
 #include <QUrl>
 #include <functional>
 
+#include "gui_support.h"
 #include "io/artifact.h"
 #include "io/guards/guards.h"
 #include "main_window.h"
@@ -38,9 +39,7 @@ using lathe::views::GuardTreeModel;
 
 namespace {
 
-QString sample(const char* relative) {
-  return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
-}
+using lathe::testing::sample;
 
 std::shared_ptr<const lathe::io::Artifact> load(const QString& path) {
   return std::make_shared<const lathe::io::Artifact>(lathe::io::loadArtifact(path.toStdString()));

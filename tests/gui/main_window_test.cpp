@@ -1,6 +1,7 @@
 // The main window on real samples: loading selects the first joint graph, selecting a graph in the
 // tree shows its nodes, selecting a node shows it in the inspector, and damaged input ends in
 // diagnostics or an error in the window, never a crash.
+#include "gui_support.h"
 #include "main_window.h"
 
 #include <QFile>
@@ -29,9 +30,7 @@ using lathe::views::GraphNodesModel;
 
 namespace {
 
-QString sample(const char* relative) {
-  return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
-}
+using lathe::testing::sample;
 
 struct WindowParts {
   QTreeView* tree;

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "gui_support.h"
 #include "io/artifact.h"
 #include "language.h"
 #include "kernels/cuda_codegen.h"
@@ -55,9 +56,7 @@ Q_DECLARE_METATYPE(lathe::views::KernelExportOutcome)
 
 namespace {
 
-QString sample(const char* relative) {
-  return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
-}
+using lathe::testing::sample;
 
 const QString kTinyTrain = sample("captures/llama3_8b_2l_tiny_train.log.gz");
 // The same model at its full sizes: a joint graph of the same id, another graph.

@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "gui_support.h"
 #include "io/artifact.h"
 #include "main_window.h"
 #include "passes/pipeline.h"
@@ -27,9 +28,7 @@ using lathe::studio::MainWindow;
 
 namespace {
 
-QString sample(const char* relative) {
-  return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
-}
+using lathe::testing::sample;
 
 // Opens `path` and waits for the load and the plan of the graph it selects.
 bool openAndPlan(MainWindow& window, const QString& path) {

@@ -18,6 +18,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "gui_support.h"
 #include "io/artifact.h"
 #include "language.h"
 #include "main_window.h"
@@ -43,27 +44,14 @@ namespace plan = lathe::plan;
 
 namespace {
 
-QString sample(const char* relative) {
-  return QString::fromUtf8(LATHE_SAMPLES_DIR) + QLatin1Char('/') + QString::fromUtf8(relative);
-}
+using lathe::testing::sample;
+using lathe::testing::waitUntil;
 
 const QString kTinyTrain = sample("captures/llama3_8b_2l_tiny_train.log.gz");
 // The same model at its full sizes: a joint graph of the same id, another graph.
 const QString kFullTrain = sample("captures/llama3_8b_2l_train.log.gz");
 const std::string kJointGraph = "0/0:aot_joint_graph";
 constexpr double kMeasuredSeconds = 1e-3;  // every call, as the made-up profile says
-
-// Runs the event loop until `done` holds; false after `timeoutMs`.
-template <typename Done>
-bool waitUntil(Done done, int timeoutMs = 120000) {
-  QElapsedTimer timer;
-  timer.start();
-  while (!done()) {
-    if (timer.elapsed() > timeoutMs) return false;
-    QTest::qWait(10);
-  }
-  return true;
-}
 
 // Nothing in flight: no load, no profile, no run, no frontier.
 bool settled(MainWindow& window) {
