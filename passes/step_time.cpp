@@ -43,7 +43,6 @@ StepTime stepTime(const PassContext& context, const analysis::StepSchedule& sche
     if (recomputation) time.recomputeSeconds += seconds;
   }
   time.stepSeconds = gpu;
-  time.hostSeconds = host;
   return time;
 }
 

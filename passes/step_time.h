@@ -19,7 +19,6 @@ struct StepTime {
   double stepSeconds = 0;                // the end of the last execution
   double computeSeconds = 0;             // the GPU busy: the executions' sum
   double recomputeSeconds = 0;           // of which recomputations
-  double hostSeconds = 0;                // kernel launches times the host's time per kernel
   // One per fusion group each time the step enters it (a recomputation in the backward launches its
   // group again), one per other call that computes something (views and getitems launch nothing).
   size_t kernelLaunches = 0;

@@ -10,6 +10,7 @@
 
 #include "io/graph_export.h"
 #include "io/trace/output_code.h"
+#include "ir/op_info.h"
 #include "util/diagnostics.h"
 
 namespace lathe::passes {
@@ -19,10 +20,11 @@ constexpr std::string_view kCompiledCallPrefix = "## Call CompiledFxGraph";
 
 // "torch.ops.aten.mm.default" and "aten.mm" both as "aten.mm": the op without its overload.
 std::string opPacket(std::string_view target) {
-  if (target.starts_with("torch.ops.")) target.remove_prefix(10);
-  const size_t first = target.find('.');
-  const size_t second = first == std::string_view::npos ? std::string_view::npos : target.find('.', first + 1);
-  return std::string(second == std::string_view::npos ? target : target.substr(0, second));
+  std::string name = ir::canonicalOpName(target);
+  const size_t first = name.find('.');
+  const size_t second = first == std::string::npos ? std::string::npos : name.find('.', first + 1);
+  if (second != std::string::npos) name.resize(second);
+  return name;
 }
 
 std::string lineKey(const ir::Graph& graph, const ir::Provenance& at) {
@@ -42,22 +44,27 @@ struct Call {
 std::vector<Call> compiledCalls(const io::ChromeTrace& trace) {
   struct Window {
     double begin, end;
-    int64_t thread;
+    size_t call;
   };
-  std::vector<Window> windows;
+  // Per host thread, in start order (cpuOps are): the calls of one thread do not overlap.
+  std::unordered_map<int64_t, std::vector<Window>> windows;
+  size_t count = 0;
   for (const io::ChromeCpuOp& op : trace.cpuOps) {
-    if (std::string_view(op.name).starts_with(kCompiledCallPrefix)) windows.push_back({op.start, op.start + op.seconds, op.thread});
+    if (std::string_view(op.name).starts_with(kCompiledCallPrefix))
+      windows[op.thread].push_back({op.start, op.start + op.seconds, count++});
   }
-  std::vector<Call> calls(windows.size());
+  std::vector<Call> calls(count);
   for (const io::ChromeKernelEvent& kernel : trace.kernels) {
     if (kernel.kind != io::DeviceActivity::Kernel || !kernel.launchStart) continue;
-    for (size_t w = 0; w < windows.size(); ++w) {
-      const Window& window = windows[w];
-      if (window.thread == kernel.launchThread && *kernel.launchStart >= window.begin && *kernel.launchStart <= window.end) {
-        calls[w].kernels.push_back(kernel);
-        break;
-      }
-    }
+    const auto thread = windows.find(kernel.launchThread);
+    if (thread == windows.end()) continue;
+    const std::vector<Window>& own = thread->second;
+    // The last call that began at or before the launch, if the launch falls inside it.
+    const auto after = std::upper_bound(own.begin(), own.end(), *kernel.launchStart,
+                                        [](double at, const Window& w) { return at < w.begin; });
+    if (after == own.begin()) continue;
+    const Window& window = *std::prev(after);
+    if (*kernel.launchStart <= window.end) calls[window.call].kernels.push_back(kernel);
   }
   return calls;
 }

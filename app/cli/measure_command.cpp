@@ -16,6 +16,7 @@
 #include "passes/pipeline.h"
 #include "passes/plan_builder.h"
 #include "hw/hw_profile.h"
+#include "passes/calibration.h"
 #include "passes/plan_target.h"
 #include "passes/trace_profile.h"
 #include "io/trace/chrome_trace.h"
@@ -105,35 +106,26 @@ int runTraceMeasure(const MeasureOptions& o, const GlobalOptions& global) {
   if (!subject.artifact->trace) throw Error(ErrorCode::Usage, "--trace needs the TORCH_TRACE capture of the same run");
   const io::ChromeTrace trace = io::readChromeTrace(o.trace);
   const passes::TraceProfile mapped = passes::profileFromTrace(target, *subject.artifact->trace, trace);
-  const ir::Graph& graph = target.graph();
 
-  std::map<std::string, std::pair<double, double>> byCategory;  // measured, estimated
-  const std::vector<double>& estimated = target.nodeSeconds();
-  for (const plan::MeasuredNode& node : mapped.measured.nodes) {
-    const ir::NodeId id = graph.find(node.node);
-    auto& row = byCategory[std::string(ir::categoryName(target.ops().lookup(graph.target(id)).category))];
-    row.first += node.seconds;
-    row.second += estimated[id];
-  }
-
-  if (!o.output.empty()) {
-    plan::MeasuredProfile profile;
-    profile.device = trace.deviceName;
-    profile.deviceMemoryBytes = trace.deviceMemoryBytes;
-    plan::ProfiledGraph entry;
-    entry.graphId = target.graphId();
-    entry.fingerprint = subject.bundle.fingerprint;
-    entry.predictedPeakBytes = subject.bundle.timeline.peakBytes;
-    entry.predictedStepSeconds = estimateOf(subject.bundle, "step_seconds").value_or(0);
-    entry.measured = mapped.measured;
-    profile.graphs.push_back(std::move(entry));
-    plan::writeProfile(o.output, profile);
-  }
+  plan::MeasuredProfile profile;
+  profile.device = trace.deviceName;
+  profile.deviceMemoryBytes = trace.deviceMemoryBytes;
+  plan::ProfiledGraph entry;
+  entry.graphId = target.graphId();
+  entry.fingerprint = subject.bundle.fingerprint;
+  entry.predictedPeakBytes = subject.bundle.timeline.peakBytes;
+  entry.predictedStepSeconds = estimateOf(subject.bundle, "step_seconds").value_or(0);
+  entry.measured = mapped.measured;
+  profile.graphs.push_back(std::move(entry));
+  if (!o.output.empty()) plan::writeProfile(o.output, profile);
+  // The model's error per op category, as `--profile` reports it.
+  const std::vector<passes::CategoryTimes> byCategory = passes::calibrate(target, profile, o.trace).byCategory;
 
   if (o.json) {
     nlohmann::json categories = nlohmann::json::object();
-    for (const auto& [name, row] : byCategory) {
-      categories[name] = {{"measured_seconds", row.first}, {"estimated_seconds", row.second}};
+    for (const passes::CategoryTimes& row : byCategory) {
+      categories[std::string(ir::categoryName(row.category))] = {{"measured_seconds", row.measured},
+                                                                 {"estimated_seconds", row.estimated}};
     }
     nlohmann::json estimates = nlohmann::json::object();
     for (const auto& [key, value] : subject.bundle.estimates) estimates[key] = value;
@@ -170,8 +162,9 @@ int runTraceMeasure(const MeasureOptions& o, const GlobalOptions& global) {
   for (const std::string& note : mapped.notes) std::cout << "  note: " << note << '\n';
   std::cout << fmt::format("\ndevice time per op category, measured beside estimated on {}\n", target.hardware().name);
   Table table({"category", "measured", "estimated", "measured/estimated"});
-  for (const auto& [name, row] : byCategory) {
-    table.add({name, formatSeconds(row.first), formatSeconds(row.second), ratio(row.first, row.second)});
+  for (const passes::CategoryTimes& row : byCategory) {
+    table.add({std::string(ir::categoryName(row.category)), formatSeconds(row.measured), formatSeconds(row.estimated),
+               ratio(row.measured, row.estimated)});
   }
   table.print(std::cout, "  ");
   const auto seconds = [&](std::string_view name) {
