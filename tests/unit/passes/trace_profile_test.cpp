@@ -94,13 +94,19 @@ TEST(TraceProfile, RefusesATraceOfAnotherRun) {
 }
 
 TEST(TraceProfile, RefusesACaptureWithoutOutputCode) {
-  // The shared tiny capture ran on the CPU: its compile logged output code, but none of it ran in
-  // the H100 trace.
-  const io::Artifact tiny =
-      io::loadArtifact(std::string(LATHE_SAMPLES_DIR) + "/captures/llama3_8b_2l_tiny_train.log.gz");
+  // The same capture as Inductor would log it without its output code (another backend, or
+  // TORCH_TRACE without Inductor's artifacts): nothing names the trace's kernels.
   const ProfiledRun llama = load("llama3_8b_2l_train");
-  const PlanTarget target(tiny, "0/0:aot_joint_graph", hw::resolveHwProfile("h100_sxm"));
-  EXPECT_THROW((void)profileFromTrace(target, *tiny.trace, llama.trace), Error);
+  io::TraceLog withoutCode = *llama.artifact.trace;
+  for (io::TraceCompile& compile : withoutCode.compiles) compile.outputCodeEvents.clear();
+  const PlanTarget target(llama.artifact, "0/0:aot_joint_graph", hw::resolveHwProfile("h100_sxm"));
+  try {
+    (void)profileFromTrace(target, withoutCode, llama.trace);
+    FAIL() << "a capture without output code was mapped";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::BadInput);
+    EXPECT_NE(std::string(e.what()).find("logged no inductor_output_code"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
