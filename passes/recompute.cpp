@@ -887,6 +887,31 @@ std::vector<NodeId> savedFromFile(const ir::Graph& graph, const std::string& pat
 
 namespace {
 
+// Why the budget policy keeps each value it saves: what recomputing it would cost and free, or why
+// it cannot be recomputed. `saved` is sorted, as decisionFor reads the reasons.
+std::vector<std::string> budgetReasons(const PassContext& context, const std::vector<NodeId>& saved) {
+  const std::vector<double>& cost = context.recomputeCost();
+  std::vector<std::string> reasons;
+  reasons.reserve(saved.size());
+  for (NodeId id : saved) {
+    const ir::Node& node = context.graph.node(id);
+    if (node.kind != ir::NodeKind::CallFunction) {
+      reasons.emplace_back(context.inputs.isWeight(id) ? "a weight: held for the whole step anyway"
+                                                       : "an input of the step: nothing to recompute");
+      continue;
+    }
+    const ir::OpCategory category = context.ops.lookup(context.graph.target(id)).category;
+    if (category == ir::OpCategory::Random || category == ir::OpCategory::Collective ||
+        category == ir::OpCategory::Host) {
+      reasons.push_back("must run once (" + std::string(ir::categoryName(category)) + " op)");
+      continue;
+    }
+    reasons.push_back("kept: recomputing it alone would take " + formatSeconds(cost[id]) + " to free " +
+                      formatBytes(node.meta.storageBytes()));
+  }
+  return reasons;
+}
+
 // The budget asked for, and whether a frontier point fits it.
 struct BudgetOutcome {
   uint64_t bytes = 0;
@@ -959,6 +984,14 @@ const FrontierPoint& BudgetFrontier::pick(uint64_t budgetBytes) const {
   return best ? *best : points.front();  // none fits: the smallest peak there is
 }
 
+const FrontierPoint* BudgetFrontier::pickNoSlowerThan(double stepSeconds) const {
+  // A step priced within 0.1% is the same step (the frontier merges recompute times that close).
+  for (const FrontierPoint& p : points) {
+    if (p.stepSeconds <= stepSeconds * 1.001) return &p;  // by increasing peak: the first is the least
+  }
+  return nullptr;
+}
+
 BudgetFrontier solveBudgetFrontier(const PassContext& context) {
   BudgetFrontier frontier;
   frontier.points = budgetFrontier(context);
@@ -999,10 +1032,28 @@ PassResult budgetRecompute(const PassContext& context, const BudgetFrontier& fro
     }
   }
   plan::RecomputeDecision decision =
-      decisionFor(context.graph, context.joint(), "budget", point->saved,
-                  std::vector<std::string>(point->saved.size(), "kept: cheaper to keep than to recompute"));
+      decisionFor(context.graph, context.joint(), "budget", point->saved, budgetReasons(context, point->saved));
   return resultFor(context, "budget", std::move(decision), before, BudgetOutcome{budgetBytes, peak <= budgetBytes},
                    activationOffload);
+}
+
+PassResult noSlowerRecompute(const PassContext& context, const BudgetFrontier& frontier, const plan::PlanState& before,
+                             const ActivationOffloadOptions* activationOffload) {
+  const std::vector<NodeId> torchSaved =
+      torchPolicy(context.graph, context.joint(), context.inputs, context.inductorJointPasses).saved;
+  const RecomputeEvaluation torch = evaluateSavedSet(context, torchSaved);
+  // The frontier is made of (peak, recompute time) points: one that recomputes less may still launch
+  // more kernels than torch's set, so torch's own set stays a candidate.
+  const FrontierPoint* point = frontier.pickNoSlowerThan(torch.stepSeconds);
+  const std::vector<NodeId>& saved =
+      point != nullptr && point->peakBytes <= torch.timeline.peakBytes ? point->saved : torchSaved;
+  plan::RecomputeDecision decision =
+      decisionFor(context.graph, context.joint(), "budget", saved, budgetReasons(context, saved));
+  PassResult result = resultFor(context, "budget", std::move(decision), before, std::nullopt, activationOffload);
+  result.diff.insert(result.diff.begin(),
+                     "recompute(budget): no memory given: the least peak at no more step time than torch's saved set (" +
+                         formatMilliseconds(torch.stepSeconds) + ", peak " + formatBytes(torch.timeline.peakBytes) + ")");
+  return result;
 }
 
 const PassInfo& RecomputePass::info() const {
@@ -1017,9 +1068,6 @@ const PassInfo& RecomputePass::info() const {
 
 void RecomputePass::checkOptions(const PassOptions& options) const {
   const std::string policy = options.text(kPolicy);
-  if (policy == "budget" && !options.has(kMemory)) {
-    throw Error(ErrorCode::Usage, "recompute(policy=budget) needs memory=BYTES, e.g. memory=40GiB");
-  }
   if (policy == "file" && !options.has(kPath)) throw Error(ErrorCode::Usage, "recompute(policy=file) needs path=FILE");
   if (!options.flag(kOffload) && (options.has(kOffloadMin) || options.has(kOffloadLink))) {
     throw Error(ErrorCode::Usage, "recompute: offload_min and offload_link apply with offload=true");
@@ -1040,7 +1088,9 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
   requireTrainingStep(context.graph, joint);
   const std::string policy = options.text(kPolicy);
   if (policy == "budget") {
-    return budgetRecompute(context, solveBudgetFrontier(context), options.bytes(kMemory), before, activationOffload);
+    const BudgetFrontier frontier = solveBudgetFrontier(context);
+    if (!options.has(kMemory)) return noSlowerRecompute(context, frontier, before, activationOffload);
+    return budgetRecompute(context, frontier, options.bytes(kMemory), before, activationOffload);
   }
   plan::RecomputeDecision decision;
   if (policy == "torch") {

@@ -82,6 +82,8 @@ struct BudgetFrontier {
   // The budget policy's choice: the least recompute time among the points whose peak fits, else the
   // smallest peak.
   [[nodiscard]] const FrontierPoint& pick(uint64_t budgetBytes) const;
+  // The least peak among the points whose step takes no longer than `stepSeconds`; null if none.
+  [[nodiscard]] const FrontierPoint* pickNoSlowerThan(double stepSeconds) const;
 };
 [[nodiscard]] BudgetFrontier solveBudgetFrontier(const PassContext& context);
 
@@ -91,13 +93,19 @@ struct BudgetFrontier {
                                          uint64_t budgetBytes, const plan::PlanState& before,
                                          const ActivationOffloadOptions* activationOffload = nullptr);
 
+// recompute(policy=budget) without memory: the frontier's least peak at no more step time than
+// torch's saved set, so the plan is no slower than torch's in the planner's model and no larger.
+[[nodiscard]] PassResult noSlowerRecompute(const PassContext& context, const BudgetFrontier& frontier,
+                                           const plan::PlanState& before,
+                                           const ActivationOffloadOptions* activationOffload = nullptr);
+
 inline constexpr std::string_view kRecomputePolicies[] = {"torch", "heuristic", "budget", "file"};
 
 class RecomputePass : public Pass {
  public:
   static constexpr OptionSpec kPolicy{"policy", OptionType::Choice, "torch", "how the saved set is chosen",
                                       kRecomputePolicies};
-  static constexpr OptionSpec kMemory{"memory", OptionType::Bytes, "", "the step's peak budget (policy=budget)"};
+  static constexpr OptionSpec kMemory{"memory", OptionType::Bytes, "", "the step's peak budget (policy=budget; without it, the least peak no slower than torch's saved set)"};
   static constexpr OptionSpec kPath{"path", OptionType::Path, "",
                                     "a plan bundle or a JSON list of saved node names (policy=file)"};
   static constexpr OptionSpec kOffload{"offload", OptionType::Flag, "false",

@@ -43,6 +43,23 @@ def test_training_step_matches_eager(name, policy):
     assert all(p.plan.policy == policy for p in plans)
 
 
+@pytest.mark.parametrize("name", list(MODELS))
+def test_with_no_options_the_plan_is_no_larger_and_no_slower_than_torchs(name):
+    """One decorator and nothing else: the budget policy without memory= plans the least peak at no
+    more step time than torch's own saved set, by the planner's figures."""
+    planned = {}
+    for policy in ("torch", None):
+        reference, model = make_pair(name)
+        lathe.compile(model, policy=policy)
+        assert_step_matches_eager(reference, model, batch(1))
+        planned[policy] = lathe.plans(model)
+    assert len(planned[None]) == len(planned["torch"])  # the same graphs (ids differ: Dynamo counts the second compile)
+    for default, torch_plan in zip(planned[None], planned["torch"]):
+        assert default.plan.policy == "budget" and "memory=" not in default.pipeline
+        assert default.plan.peak_bytes <= torch_plan.plan.peak_bytes, default.graph_id
+        assert default.plan.step_seconds <= torch_plan.plan.step_seconds * 1.001, default.graph_id
+
+
 def test_one_decorator_on_the_hugging_face_llama_block_class_compiles_every_layer(monkeypatch):
     from transformers.models.llama import modeling_llama
 

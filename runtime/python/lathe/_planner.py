@@ -43,10 +43,11 @@ def device_memory(hardware: str) -> int:
     return _native.hardware_memory(hardware)
 
 
-def budget_bytes(options: CompileOptions, hardware: str) -> int:
+def budget_bytes(options: CompileOptions, hardware: str) -> Optional[int]:
+    """The budget policy's memory in bytes; None without memory= (the least peak no slower than torch's plan)."""
     memory = options.memory
     if memory is None:
-        return device_memory(hardware)
+        return None
     if isinstance(memory, str):
         return parse_bytes(memory)
     if isinstance(memory, float):
@@ -54,14 +55,17 @@ def budget_bytes(options: CompileOptions, hardware: str) -> int:
     return int(memory)
 
 
-def pipeline_for(options: CompileOptions, hardware: str) -> str:
+def pipeline_for(options: CompileOptions, hardware: str, memory: Optional[int] = None) -> str:
+    """memory: the budget policy's bytes where options.memory leaves it open (the device's, when the
+    plan no slower than torch's does not fit it)."""
     custom = options.option("pipeline")
     if custom:
         return custom
     policy = options.effective_policy
     offload = ",offload=true" if options.activation_offload else ""
     if policy == "budget":
-        recompute = f"recompute(policy=budget,memory={budget_bytes(options, hardware)}{offload})"
+        budget = budget_bytes(options, hardware) or memory
+        recompute = f"recompute(policy=budget{f',memory={budget}' if budget else ''}{offload})"
     else:
         recompute = f"recompute(policy={policy}{offload})"
     return f"split,fusion,{recompute}"
@@ -93,6 +97,11 @@ def plan_joint(fx_text: str, graph_id: str, options: CompileOptions, symbols: Op
         return GraphPlan(graph_id, hardware, "(plan file)", plan, time.perf_counter() - start)
     pipeline = pipeline_for(options, hardware)
     plan = _native.plan_joint(fx_text, graph_id, pipeline, hardware, symbols=symbols, weights=list(weights))
+    capacity = device_memory(hardware)
+    if plan.peak_bytes > capacity and pipeline != pipeline_for(options, hardware, capacity):
+        # No memory given and the plan no slower than torch's does not fit: plan within the device.
+        pipeline = pipeline_for(options, hardware, capacity)
+        plan = _native.plan_joint(fx_text, graph_id, pipeline, hardware, symbols=symbols, weights=list(weights))
     seconds = time.perf_counter() - start
     if not plan.budget_met:
         reason = next((line for line in plan.warnings if "budget" in line), "")
@@ -100,7 +109,6 @@ def plan_joint(fx_text: str, graph_id: str, options: CompileOptions, symbols: Op
                          + (f" ({reason.lstrip('! ')})" if reason else ""))
     for line in plan.warnings:
         log.warning("lathe: %s: %s", graph_id, line)
-    capacity = device_memory(hardware)
     if plan.peak_bytes > capacity:
         # The torch and heuristic policies do not look at memory: say so before the step runs out of it.
         log.warning("lathe: %s: the plan's predicted peak %.2f GiB exceeds the %.2f GiB of %s; "

@@ -178,6 +178,26 @@ TEST_P(TrainingCapture, BudgetPolicyStaysWithinTheBudget) {
   EXPECT_TRUE(tight.stat(RecomputePass::kBudgetMet) == 0.0 || frontier.front().peakBytes <= (1u << 20));
 }
 
+TEST_P(TrainingCapture, WithoutAMemoryBudgetThePlanIsNoSlowerAndNoLargerThanTorchs) {
+  const PassContext ctx = context();
+  const RecomputePass pass;
+  const auto run = [&](const char* policy) {
+    return pass.run(ctx, plan::PlanState::empty(g_.graph->size()), options({{"policy", policy}}));
+  };
+  const PassResult torch = run("torch");
+  const PassResult budget = run("budget");
+  EXPECT_LE(budget.stat(RecomputePass::kPeakBytes).value_or(-1), torch.stat(RecomputePass::kPeakBytes).value_or(0));
+  EXPECT_LE(budget.stat(RecomputePass::kStepSeconds).value_or(-1),
+            torch.stat(RecomputePass::kStepSeconds).value_or(0) * 1.001);
+  EXPECT_FALSE(budget.stat(RecomputePass::kBudgetBytes).has_value()) << "no budget was asked for";
+  // Each kept value says what recomputing it would have cost, or why it cannot be recomputed.
+  const plan::RecomputeDecision& decision = *budget.state.recompute;
+  ASSERT_EQ(decision.savedReasons.size(), decision.saved.size());
+  std::set<std::string> reasons(decision.savedReasons.begin(), decision.savedReasons.end());
+  EXPECT_GT(reasons.size(), 1u);
+  EXPECT_EQ(reasons.count("kept: cheaper to keep than to recompute"), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Samples, TrainingCapture, ::testing::ValuesIn(kTrainingCaptures),
                          [](const ::testing::TestParamInfo<Capture>& param) {
                            std::string name = std::string(param.param.sample) + "_" + param.param.compile;
