@@ -410,6 +410,18 @@
         <source>Back to the model&apos;s estimates</source>
         <translation>Back to the model&apos;s estimates</translation>
     </message>
+    <message>
+        <source>CUDA memory snapshot · %1</source>
+        <translation>CUDA memory snapshot · %1</translation>
+    </message>
+    <message>
+        <source>Loaded %1: a CUDA memory snapshot</source>
+        <translation>Loaded %1: a CUDA memory snapshot</translation>
+    </message>
+    <message>
+        <source>Snapshot</source>
+        <translation>Snapshot</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -2117,6 +2129,202 @@ starts in the previous step</translation>
     <message>
         <source>%1·ms</source>
         <translation>%1·ms</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::SnapshotAllocationsModel</name>
+    <message>
+        <source>%1:%2 in %3</source>
+        <translation>%1:%2 in %3</translation>
+    </message>
+    <message>
+        <source>before recording</source>
+        <translation>before recording</translation>
+    </message>
+    <message>
+        <source>event %1</source>
+        <translation>event %1</translation>
+    </message>
+    <message>
+        <source>%1 (event %2)</source>
+        <translation>%1 (event %2)</translation>
+    </message>
+    <message>
+        <source>No call stack was recorded for this allocation.</source>
+        <translation>No call stack was recorded for this allocation.</translation>
+    </message>
+    <message>
+        <source>Python frames, innermost first:</source>
+        <translation>Python frames, innermost first:</translation>
+    </message>
+    <message>
+        <source>  (none recorded)</source>
+        <translation>  (none recorded)</translation>
+    </message>
+    <message>
+        <source>Native frames:</source>
+        <translation>Native frames:</translation>
+    </message>
+    <message>
+        <source>— (no user frame)</source>
+        <translation>— (no user frame)</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>Size</translation>
+    </message>
+    <message>
+        <source>Allocated at</source>
+        <translation>Allocated at</translation>
+    </message>
+    <message>
+        <source>User frame</source>
+        <translation>User frame</translation>
+    </message>
+    <message>
+        <source>Address</source>
+        <translation>Address</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::SnapshotView</name>
+    <message>
+        <source>Go to the peak</source>
+        <translation>Go to the peak</translation>
+    </message>
+    <message>
+        <source>The device whose trace is shown</source>
+        <translation>The device whose trace is shown</translation>
+    </message>
+    <message>
+        <source>Select an allocation to see where it was made (▶ marks the user&apos;s frame).</source>
+        <translation>Select an allocation to see where it was made (▶ marks the user&apos;s frame).</translation>
+    </message>
+    <message numerus="yes">
+        <source>cuda:%1 · %n event(s)</source>
+        <translation>
+            <numerusform>cuda:%1 · %n event</numerusform>
+            <numerusform>cuda:%1 · %n events</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Open a CUDA memory snapshot (torch.cuda.memory._dump_snapshot) to see its memory over time.</source>
+        <translation>Open a CUDA memory snapshot (torch.cuda.memory._dump_snapshot) to see its memory over time.</translation>
+    </message>
+    <message numerus="yes">
+        <source>&lt;b&gt;%1&lt;/b&gt; · cuda:%2 · %n trace event(s)</source>
+        <translation>
+            <numerusform>&lt;b&gt;%1&lt;/b&gt; · cuda:%2 · %n trace event</numerusform>
+            <numerusform>&lt;b&gt;%1&lt;/b&gt; · cuda:%2 · %n trace events</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> over %1</source>
+        <translation> over %1</translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;Peak allocated &lt;b&gt;%1&lt;/b&gt;</source>
+        <translation>&lt;br&gt;Peak allocated &lt;b&gt;%1&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source> at %1</source>
+        <translation> at %1</translation>
+    </message>
+    <message>
+        <source> at event %1</source>
+        <translation> at event %1</translation>
+    </message>
+    <message numerus="yes">
+        <source> (%n allocation(s) live)</source>
+        <translation>
+            <numerusform> (%n allocation live)</numerusform>
+            <numerusform> (%n allocations live)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> · peak reserved %1 · %2 allocated before recording, %3 at the end</source>
+        <translation> · peak reserved %1 · %2 allocated before recording, %3 at the end</translation>
+    </message>
+    <message numerus="yes">
+        <source> · &lt;b&gt;%n out-of-memory event(s)&lt;/b&gt;</source>
+        <translation>
+            <numerusform> · &lt;b&gt;%n out-of-memory event&lt;/b&gt;</numerusform>
+            <numerusform> · &lt;b&gt;%n out-of-memory events&lt;/b&gt;</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> · the reserved bytes do not add up (a damaged or partial trace)</source>
+        <translation> · the reserved bytes do not add up (a damaged or partial trace)</translation>
+    </message>
+    <message>
+        <source>reserved (segments)</source>
+        <translation>reserved (segments)</translation>
+    </message>
+    <message>
+        <source>allocated</source>
+        <translation>allocated</translation>
+    </message>
+    <message>
+        <source>Time since the first event (s)</source>
+        <translation>Time since the first event (s)</translation>
+    </message>
+    <message>
+        <source>Trace event</source>
+        <translation>Trace event</translation>
+    </message>
+    <message>
+        <source>Memory (%1)</source>
+        <translation>Memory (%1)</translation>
+    </message>
+    <message>
+        <source>peak %1</source>
+        <translation>peak %1</translation>
+    </message>
+    <message>
+        <source>before the first event</source>
+        <translation>before the first event</translation>
+    </message>
+    <message>
+        <source>at %1 (after event %2, %3)</source>
+        <translation>at %1 (after event %2, %3)</translation>
+    </message>
+    <message>
+        <source>after event %1 (%2)</source>
+        <translation>after event %1 (%2)</translation>
+    </message>
+    <message numerus="yes">
+        <source>Allocator state %1: &lt;b&gt;%2&lt;/b&gt; in %n live allocation(s)</source>
+        <translation>
+            <numerusform>Allocator state %1: &lt;b&gt;%2&lt;/b&gt; in %n live allocation</numerusform>
+            <numerusform>Allocator state %1: &lt;b&gt;%2&lt;/b&gt; in %n live allocations</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>, the %n largest listed</source>
+        <translation>
+            <numerusform>, the %n largest listed</numerusform>
+            <numerusform>, the %n largest listed</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> — the peak</source>
+        <translation> — the peak</translation>
+    </message>
+    <message>
+        <source>. Click the plot to see another moment.</source>
+        <translation>. Click the plot to see another moment.</translation>
+    </message>
+    <message>
+        <source>event %1</source>
+        <translation>event %1</translation>
+    </message>
+    <message>
+        <source>%1
+allocated %2
+reserved %3</source>
+        <translation>%1
+allocated %2
+reserved %3</translation>
     </message>
 </context>
 <context>

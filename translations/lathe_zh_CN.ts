@@ -406,6 +406,18 @@
         <source>Back to the model&apos;s estimates</source>
         <translation>回到模型估计</translation>
     </message>
+    <message>
+        <source>CUDA memory snapshot · %1</source>
+        <translation>CUDA 内存快照 · %1</translation>
+    </message>
+    <message>
+        <source>Loaded %1: a CUDA memory snapshot</source>
+        <translation>已加载 %1：CUDA 内存快照</translation>
+    </message>
+    <message>
+        <source>Snapshot</source>
+        <translation>快照</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -2092,6 +2104,196 @@ starts in the previous step</source>
     <message>
         <source>%1·ms</source>
         <translation>%1·ms</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::SnapshotAllocationsModel</name>
+    <message>
+        <source>%1:%2 in %3</source>
+        <translation>%1:%2，位于 %3</translation>
+    </message>
+    <message>
+        <source>before recording</source>
+        <translation>记录开始之前</translation>
+    </message>
+    <message>
+        <source>event %1</source>
+        <translation>事件 %1</translation>
+    </message>
+    <message>
+        <source>%1 (event %2)</source>
+        <translation>%1（事件 %2）</translation>
+    </message>
+    <message>
+        <source>No call stack was recorded for this allocation.</source>
+        <translation>该分配没有记录调用栈。</translation>
+    </message>
+    <message>
+        <source>Python frames, innermost first:</source>
+        <translation>Python 栈帧（由内向外）：</translation>
+    </message>
+    <message>
+        <source>  (none recorded)</source>
+        <translation>  （未记录）</translation>
+    </message>
+    <message>
+        <source>Native frames:</source>
+        <translation>原生栈帧：</translation>
+    </message>
+    <message>
+        <source>— (no user frame)</source>
+        <translation>—（无用户栈帧）</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Allocated at</source>
+        <translation>分配于</translation>
+    </message>
+    <message>
+        <source>User frame</source>
+        <translation>用户栈帧</translation>
+    </message>
+    <message>
+        <source>Address</source>
+        <translation>地址</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::SnapshotView</name>
+    <message>
+        <source>Go to the peak</source>
+        <translation>跳到峰值</translation>
+    </message>
+    <message>
+        <source>The device whose trace is shown</source>
+        <translation>显示其轨迹的设备</translation>
+    </message>
+    <message>
+        <source>Select an allocation to see where it was made (▶ marks the user&apos;s frame).</source>
+        <translation>选择一个分配以查看其分配位置（▶ 标记用户栈帧）。</translation>
+    </message>
+    <message numerus="yes">
+        <source>cuda:%1 · %n event(s)</source>
+        <translation>
+            <numerusform>cuda:%1 · %n 个事件</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Open a CUDA memory snapshot (torch.cuda.memory._dump_snapshot) to see its memory over time.</source>
+        <translation>打开 CUDA 内存快照（torch.cuda.memory._dump_snapshot）以查看其内存随时间的变化。</translation>
+    </message>
+    <message numerus="yes">
+        <source>&lt;b&gt;%1&lt;/b&gt; · cuda:%2 · %n trace event(s)</source>
+        <translation>
+            <numerusform>&lt;b&gt;%1&lt;/b&gt; · cuda:%2 · %n 个轨迹事件</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> over %1</source>
+        <translation>，历时 %1</translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;Peak allocated &lt;b&gt;%1&lt;/b&gt;</source>
+        <translation>&lt;br&gt;已分配峰值 &lt;b&gt;%1&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source> at %1</source>
+        <translation>，位于 %1</translation>
+    </message>
+    <message>
+        <source> at event %1</source>
+        <translation>，位于事件 %1</translation>
+    </message>
+    <message numerus="yes">
+        <source> (%n allocation(s) live)</source>
+        <translation>
+            <numerusform>（%n 个分配存活）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> · peak reserved %1 · %2 allocated before recording, %3 at the end</source>
+        <translation> · 保留峰值 %1 · 记录前已分配 %2，结束时 %3</translation>
+    </message>
+    <message numerus="yes">
+        <source> · &lt;b&gt;%n out-of-memory event(s)&lt;/b&gt;</source>
+        <translation>
+            <numerusform> · &lt;b&gt;%n 个内存不足事件&lt;/b&gt;</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> · the reserved bytes do not add up (a damaged or partial trace)</source>
+        <translation> · 保留字节数对不上（轨迹损坏或不完整）</translation>
+    </message>
+    <message>
+        <source>reserved (segments)</source>
+        <translation>保留（段）</translation>
+    </message>
+    <message>
+        <source>allocated</source>
+        <translation>已分配</translation>
+    </message>
+    <message>
+        <source>Time since the first event (s)</source>
+        <translation>自第一个事件起的时间（秒）</translation>
+    </message>
+    <message>
+        <source>Trace event</source>
+        <translation>轨迹事件</translation>
+    </message>
+    <message>
+        <source>Memory (%1)</source>
+        <translation>内存（%1）</translation>
+    </message>
+    <message>
+        <source>peak %1</source>
+        <translation>峰值 %1</translation>
+    </message>
+    <message>
+        <source>before the first event</source>
+        <translation>第一个事件之前</translation>
+    </message>
+    <message>
+        <source>at %1 (after event %2, %3)</source>
+        <translation>在 %1（事件 %2 之后，%3）</translation>
+    </message>
+    <message>
+        <source>after event %1 (%2)</source>
+        <translation>事件 %1 之后（%2）</translation>
+    </message>
+    <message numerus="yes">
+        <source>Allocator state %1: &lt;b&gt;%2&lt;/b&gt; in %n live allocation(s)</source>
+        <translation>
+            <numerusform>分配器状态 %1：%n 个存活分配共 &lt;b&gt;%2&lt;/b&gt;</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>, the %n largest listed</source>
+        <translation>
+            <numerusform>，列出最大的 %n 个</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> — the peak</source>
+        <translation> — 峰值</translation>
+    </message>
+    <message>
+        <source>. Click the plot to see another moment.</source>
+        <translation>。点击图表查看其他时刻。</translation>
+    </message>
+    <message>
+        <source>event %1</source>
+        <translation>事件 %1</translation>
+    </message>
+    <message>
+        <source>%1
+allocated %2
+reserved %3</source>
+        <translation>%1
+已分配 %2
+保留 %3</translation>
     </message>
 </context>
 <context>

@@ -9,9 +9,23 @@ namespace lathe::views {
 
 namespace {
 
+// A snapshot's memory over time, built on the load's job: the timeline's own progress would run the
+// bar back to zero, so it reports none.
+std::shared_ptr<const analysis::SnapshotTimeline> snapshotTimelineOf(const io::Artifact& artifact,
+                                                                    const Progress& progress) {
+  Progress cancelOnly;
+  cancelOnly.cancel = progress.cancel;
+  return std::make_shared<const analysis::SnapshotTimeline>(
+      analysis::buildSnapshotTimeline(*artifact.snapshot, {}, cancelOnly));
+}
+
 LoadOutcome loadCapture(const QString& path, const Progress& progress) {
   LoadOutcome outcome;
   outcome.artifact = std::make_shared<const io::Artifact>(io::loadArtifact(path.toStdString(), progress));
+  if (outcome.artifact->snapshot) {  // opened on its own: the Snapshot view shows it
+    outcome.snapshotTimeline = snapshotTimelineOf(*outcome.artifact, progress);
+    return outcome;
+  }
   const std::filesystem::path profilePath = std::filesystem::path(path.toStdString()) / "lathe.profile.json";
   std::error_code ec;
   if (!std::filesystem::is_directory(path.toStdString(), ec) || !std::filesystem::exists(profilePath, ec)) return outcome;
@@ -70,11 +84,7 @@ LoadOutcome loadSnapshotTimeline(const QString& path, const Progress& progress) 
   }
   LoadOutcome outcome;
   auto artifact = std::make_shared<const io::Artifact>(io::loadArtifact(path.toStdString(), progress));
-  // The timeline's own progress would run the bar back to zero: it reports none.
-  Progress cancelOnly;
-  cancelOnly.cancel = progress.cancel;
-  outcome.snapshotTimeline = std::make_shared<const analysis::SnapshotTimeline>(
-      analysis::buildSnapshotTimeline(*artifact->snapshot, {}, cancelOnly));
+  outcome.snapshotTimeline = snapshotTimelineOf(*artifact, progress);
   outcome.artifact = std::move(artifact);
   return outcome;
 }

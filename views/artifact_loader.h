@@ -28,7 +28,7 @@ struct LoadOutcome {
   QString runPlanError;  // the run's plan could not be read or bound: capture and profile still open
   QString planPath;
   std::shared_ptr<const OpenedPlan> plan;
-  // A snapshot load's memory over time (the artifact is the snapshot); null for other loads.
+  // A snapshot's memory over time (loadSnapshot, or load of a snapshot); null for other artifacts.
   std::shared_ptr<const analysis::SnapshotTimeline> snapshotTimeline;
   QString error;
   QString errorLocation;

@@ -53,6 +53,7 @@
 #include "views/plan_file.h"
 #include "views/plan_session.h"
 #include "views/saved_tensor_ledger_model.h"
+#include "views/snapshot_view.h"
 #include "views/stage_links.h"
 
 namespace lathe::studio {
@@ -480,6 +481,12 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
     return;
   }
   treeModel_->setArtifact(outcome.artifact);
+  const bool snapshot = outcome.artifact->snapshot && outcome.snapshotTimeline;
+  showSnapshotLayout(snapshot);
+  if (snapshot) {
+    snapshotView_->setSnapshot(outcome.artifact, outcome.snapshotTimeline);
+    graphTitle_->setText(tr("CUDA memory snapshot · %1").arg(name));
+  }
   Diagnostics diagnostics = outcome.artifact->diagnostics();
   // An unreadable profile costs the measured line only, an unreadable run plan the run's own
   // decisions only (the studio plans the graph itself): the run's capture still opens.
@@ -499,7 +506,8 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   setWindowTitle(outcome.plan ? tr("%1 · %2 — Lathe Studio").arg(name, QFileInfo(outcome.plan->capturePath).fileName())
                                : tr("%1 — Lathe Studio").arg(name));
   rememberRecent(loader_->path());
-  statusBar()->showMessage(tr("Loaded %1: %n graph(s)", nullptr, treeModel_->graphCount()).arg(name) +
+  statusBar()->showMessage((snapshot ? tr("Loaded %1: a CUDA memory snapshot").arg(name)
+                                     : tr("Loaded %1: %n graph(s)", nullptr, treeModel_->graphCount()).arg(name)) +
                            tr(", %n diagnostic(s)", nullptr, diagnosticsModel_->rowCount()));
   // A plan shows its own graph (the loader found it there); a capture the likeliest one.
   if (outcome.plan && selectGraph(views::toQString(outcome.plan->bundle.graphId))) {
@@ -606,11 +614,15 @@ void MainWindow::selectNode(ir::NodeId node) {
 }
 
 void MainWindow::showCentralView(CentralView view) {
+  if (snapshotView_->hasSnapshot()) view = CentralView::Snapshot;  // the only tab a snapshot has
   switch (view) {
     case CentralView::Graph: centralTabs_->setCurrentWidget(graphView_); break;
     case CentralView::Nodes: centralTabs_->setCurrentWidget(nodesTable_); break;
     case CentralView::Guards: centralTabs_->setCurrentWidget(guardsView_); break;
     case CentralView::Code: centralTabs_->setCurrentWidget(codeView_); break;
+    case CentralView::Snapshot:
+      if (snapshotView_->hasSnapshot()) centralTabs_->setCurrentWidget(snapshotView_);
+      break;
   }
 }
 
@@ -692,6 +704,8 @@ void MainWindow::createStageViews() {
   codeView_ = new views::CodeView(centralTabs_);
   centralTabs_->addTab(guardsView_, tr("Guards"));
   centralTabs_->addTab(codeView_, tr("Code"));
+  snapshotView_ = new views::SnapshotView(centralTabs_);
+  centralTabs_->setTabVisible(centralTabs_->addTab(snapshotView_, tr("Snapshot")), false);
   connect(inspector_, &views::NodeInspector::stageNodeActivated, this, &MainWindow::selectGraphNode);
   connect(codeView_, &views::CodeView::nodeActivated, this, [this](const QString& graphId, ir::NodeId node) {
     keepCode_ = true;
@@ -701,6 +715,28 @@ void MainWindow::createStageViews() {
   connect(centralTabs_, &QTabWidget::currentChanged, this, [this] {
     if (centralTabs_->currentWidget() == codeView_ && codeShowsFx_) showFxText();
   });
+}
+
+void MainWindow::showSnapshotLayout(bool snapshot) {
+  for (QWidget* tab : std::initializer_list<QWidget*>{graphView_, nodesTable_, guardsView_, codeView_}) {
+    centralTabs_->setTabVisible(centralTabs_->indexOf(tab), !snapshot);
+  }
+  centralTabs_->setTabVisible(centralTabs_->indexOf(snapshotView_), snapshot);
+  search_->setVisible(!snapshot);
+  if (!snapshot) {
+    snapshotView_->clear();
+    for (QDockWidget* dock : std::exchange(hiddenForSnapshot_, {})) dock->show();
+    return;
+  }
+  centralTabs_->setCurrentWidget(snapshotView_);
+  auto* inspectorDock = qobject_cast<QDockWidget*>(inspector_->parentWidget());
+  for (QDockWidget* dock : {inspectorDock, pipelineDock_, timelineDock_, budgetDock_, ganttDock_, paretoDock_,
+                            savedTensorDock_, calibrationDock_, offloadRunDock_}) {
+    if (dock && dock->isVisible() && !hiddenForSnapshot_.contains(dock)) {
+      hiddenForSnapshot_.append(dock);
+      dock->hide();
+    }
+  }
 }
 
 void MainWindow::resetStageViews(const std::shared_ptr<const io::Artifact>& artifact) {

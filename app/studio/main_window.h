@@ -42,6 +42,7 @@ class ParetoView;
 class PipelinePanel;
 class PlanSession;
 class SavedTensorLedgerModel;
+class SnapshotView;
 class CodeView;
 class GuardsView;
 class KernelExporter;
@@ -86,13 +87,15 @@ class MainWindow : public QMainWindow {
   void selectPreferredNode();
 
   // The centre tabs.
-  enum class CentralView { Graph, Nodes, Guards, Code };
+  enum class CentralView { Graph, Nodes, Guards, Code, Snapshot };
   void showCentralView(CentralView view);
   [[nodiscard]] views::GraphView* graphView() const { return graphView_; }
 
   // Guards and code tabs, and one selection across the graph stages of a compile.
   [[nodiscard]] views::GuardsView* guardsView() const { return guardsView_; }
   [[nodiscard]] views::CodeView* codeView() const { return codeView_; }
+  // A CUDA memory snapshot opened on its own: its own tab in place of the graph's.
+  [[nodiscard]] views::SnapshotView* snapshotView() const { return snapshotView_; }
   [[nodiscard]] views::NodeInspector* inspector() const { return inspector_; }
   // The graph on show and its selected node (kNoNode when none).
   [[nodiscard]] QString shownGraphId() const;
@@ -158,6 +161,9 @@ class MainWindow : public QMainWindow {
   void createLanguageMenu();
   void createStageViews();
   void resetStageViews(const std::shared_ptr<const io::Artifact>& artifact);
+  // A snapshot on its own takes the centre (its tab alone) and leaves out the plan docks; any other
+  // artifact gets the graph tabs and the docks back.
+  void showSnapshotLayout(bool snapshot);
   // Guards and code items of the tree open their tab; false for other items.
   bool showGuardsOrCode(const QModelIndex& treeIndex);
   // After a switch to another stage of the same compile: select the node that stands for the one
@@ -231,6 +237,8 @@ class MainWindow : public QMainWindow {
   // createStageViews
   views::GuardsView* guardsView_ = nullptr;
   views::CodeView* codeView_ = nullptr;
+  views::SnapshotView* snapshotView_ = nullptr;
+  QList<QDockWidget*> hiddenForSnapshot_;  // plan docks a snapshot has no use for, shown again after it
   std::unique_ptr<views::StageLinks> stageLinks_;
   bool codeShowsFx_ = true;  // the code tab follows the graph on show (else it shows output code)
   bool keepCode_ = false;    // a go-to-node from the code tab leaves its code in place

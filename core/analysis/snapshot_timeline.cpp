@@ -11,14 +11,7 @@ namespace {
 using io::AllocatorEvent;
 using io::TraceAction;
 
-constexpr uint32_t kStillLive = UINT32_MAX;  // end event of an allocation never freed in the trace
 constexpr size_t kCancelStride = 65536;
-
-// An initial allocation with the event that frees it (kStillLive: none).
-struct InitialAllocation {
-  LiveAllocation alloc;
-  uint32_t endEvent = kStillLive;
-};
 
 bool endsAllocation(TraceAction action) {
   return action == TraceAction::FreeCompleted || action == TraceAction::Free;
@@ -52,6 +45,55 @@ int64_t reservedDelta(const AllocatorEvent& e, bool& saturated) {
 bool isSegmentAction(TraceAction action) {
   return action == TraceAction::SegmentAlloc || action == TraceAction::SegmentMap ||
          action == TraceAction::SegmentFree || action == TraceAction::SegmentUnmap;
+}
+
+const std::vector<AllocatorEvent>& deviceEvents(const io::MemorySnapshot& snapshot, int64_t device) {
+  static const std::vector<AllocatorEvent> kNoEvents;
+  const bool hasTrace = device >= 0 && static_cast<uint64_t>(device) < snapshot.deviceTraces.size();
+  return hasTrace ? snapshot.deviceTraces[static_cast<size_t>(device)] : kNoEvents;
+}
+
+// Replays the trace up to `eventIndex` to list what is live there: the initial allocations not yet
+// freed, and what the trace allocated and had not freed.
+LiveAllocations liveAllocationsAt(const io::MemorySnapshot& snapshot, const DeviceMemoryTimeline& timeline,
+                                  const std::vector<AllocatorEvent>& events, uint32_t eventIndex, size_t limit,
+                                  const Progress& progress) {
+  std::vector<LiveAllocation> live;
+  for (const InitialAllocation& s : timeline.initialAllocations)
+    if (s.endEvent == kNeverFreed || eventIndex == kBeforeTrace || s.endEvent > eventIndex) live.push_back(s.alloc);
+  if (eventIndex != kBeforeTrace) {
+    std::unordered_map<uint64_t, LiveAllocation> byAddress;
+    const uint32_t last = static_cast<uint32_t>(std::min<size_t>(eventIndex, events.size() - 1));
+    for (uint32_t i = 0; !events.empty() && i <= last; ++i) {
+      if (i % kCancelStride == 0) progress.checkCancelled();
+      const AllocatorEvent& e = events[i];
+      if (e.action == TraceAction::Alloc) {
+        const LiveAllocation alloc{e.addr, e.size, i, e.frames, io::kNoFrame};
+        auto [it, inserted] = byAddress.try_emplace(e.addr, alloc);
+        if (!inserted) {
+          live.push_back(it->second);  // replaced while live: stays live for good
+          it->second = alloc;
+        }
+      } else if (endsAllocation(e.action)) {
+        byAddress.erase(e.addr);  // an unmatched free ends an initial allocation, handled above
+      }
+    }
+    for (const auto& [addr, alloc] : byAddress) live.push_back(alloc);
+  }
+  LiveAllocations result;
+  result.liveCount = live.size();
+  for (const LiveAllocation& a : live) result.liveBytes += a.size;
+  const size_t keep = std::min(limit, live.size());
+  std::partial_sort(live.begin(), live.begin() + static_cast<ptrdiff_t>(keep), live.end(),
+                    [](const LiveAllocation& a, const LiveAllocation& b) {
+                      if (a.size != b.size) return a.size > b.size;
+                      if (a.allocEvent != b.allocEvent) return a.allocEvent < b.allocEvent;
+                      return a.addr < b.addr;
+                    });
+  live.resize(keep);
+  for (LiveAllocation& a : live) a.userFrame = userFrameOf(snapshot, a.frames);
+  result.largest = std::move(live);
+  return result;
 }
 
 class DeviceReplay {
@@ -120,7 +162,7 @@ class DeviceReplay {
     for (const io::SnapshotSegment* seg : segments_) {
       for (const io::SnapshotBlock& b : seg->blocks) {
         if (b.state == io::BlockState::ActiveAllocated && !liveSize.contains(b.address))
-          addInitial({b.address, b.requestedSize, kBeforeTrace, b.frames, io::kNoFrame}, kStillLive);
+          addInitial({b.address, b.requestedSize, kBeforeTrace, b.frames, io::kNoFrame}, kNeverFreed);
       }
     }
     for (MemoryPoint& point : timeline_.allocated) {
@@ -137,45 +179,15 @@ class DeviceReplay {
   void addInitial(const LiveAllocation& alloc, uint32_t endEvent) {
     timeline_.initialAllocatedBytes += alloc.size;
     ++timeline_.initialAllocationCount;
-    initial_.push_back({alloc, endEvent});
+    timeline_.initialAllocations.push_back({alloc, endEvent});
   }
 
-  // Pass 2: replays the trace up to the peak to list what is live there: the initial allocations
-  // not yet freed, and what the trace allocated and had not freed.
+  // Pass 2: what is live at the peak.
   void collectLargestAtPeak() {
-    const uint32_t peak = timeline_.peakEventIndex;
-    std::vector<LiveAllocation> atPeak;
-    for (const InitialAllocation& s : initial_)
-      if (s.endEvent == kStillLive || peak == kBeforeTrace || s.endEvent > peak) atPeak.push_back(s.alloc);
-    if (peak != kBeforeTrace) {
-      std::unordered_map<uint64_t, LiveAllocation> live;
-      for (uint32_t i = 0; i <= peak; ++i) {
-        tick(i);
-        const AllocatorEvent& e = events_[i];
-        if (e.action == TraceAction::Alloc) {
-          const LiveAllocation alloc{e.addr, e.size, i, e.frames, io::kNoFrame};
-          auto [it, inserted] = live.try_emplace(e.addr, alloc);
-          if (!inserted) {
-            atPeak.push_back(it->second);  // replaced while live: stays live for good
-            it->second = alloc;
-          }
-        } else if (endsAllocation(e.action)) {
-          live.erase(e.addr);  // an unmatched free ends an initial allocation, handled above
-        }
-      }
-      for (const auto& [addr, alloc] : live) atPeak.push_back(alloc);
-    }
-    timeline_.liveAtPeakCount = atPeak.size();
-    const size_t keep = std::min(options_.largestAtPeak, atPeak.size());
-    std::partial_sort(atPeak.begin(), atPeak.begin() + static_cast<ptrdiff_t>(keep), atPeak.end(),
-                      [](const LiveAllocation& a, const LiveAllocation& b) {
-                        if (a.size != b.size) return a.size > b.size;
-                        if (a.allocEvent != b.allocEvent) return a.allocEvent < b.allocEvent;
-                        return a.addr < b.addr;
-                      });
-    atPeak.resize(keep);
-    for (LiveAllocation& a : atPeak) a.userFrame = userFrameOf(snapshot_, a.frames);
-    timeline_.largestAtPeak = std::move(atPeak);
+    LiveAllocations atPeak = liveAllocationsAt(snapshot_, timeline_, events_, timeline_.peakEventIndex,
+                                               options_.largestAtPeak, progress_);
+    timeline_.liveAtPeakCount = atPeak.liveCount;
+    timeline_.largestAtPeak = std::move(atPeak.largest);
   }
 
   void replayReserved() {
@@ -215,7 +227,6 @@ class DeviceReplay {
   const SnapshotTimelineOptions& options_;
   const Progress& progress_;
   DeviceMemoryTimeline timeline_;
-  std::vector<InitialAllocation> initial_;  // initially allocated, with the event that frees them
 };
 
 }  // namespace
@@ -238,14 +249,17 @@ SnapshotTimeline buildSnapshotTimeline(const io::MemorySnapshot& snapshot, const
   std::map<int64_t, std::vector<const io::SnapshotSegment*>> devices;
   for (size_t d = 0; d < snapshot.deviceTraces.size(); ++d) devices[static_cast<int64_t>(d)];
   for (const io::SnapshotSegment& seg : snapshot.segments) devices[seg.device].push_back(&seg);
-  static const std::vector<AllocatorEvent> kNoEvents;
   SnapshotTimeline timeline;
   for (const auto& [device, segments] : devices) {
-    const bool hasTrace = device >= 0 && static_cast<uint64_t>(device) < snapshot.deviceTraces.size();
-    const auto& events = hasTrace ? snapshot.deviceTraces[static_cast<size_t>(device)] : kNoEvents;
-    timeline.devices.push_back(DeviceReplay(snapshot, device, events, segments, options, progress).run());
+    timeline.devices.push_back(
+        DeviceReplay(snapshot, device, deviceEvents(snapshot, device), segments, options, progress).run());
   }
   return timeline;
+}
+
+LiveAllocations liveAllocationsAt(const io::MemorySnapshot& snapshot, const DeviceMemoryTimeline& device,
+                                  uint32_t eventIndex, size_t limit, const Progress& progress) {
+  return liveAllocationsAt(snapshot, device, deviceEvents(snapshot, device.device), eventIndex, limit, progress);
 }
 
 }  // namespace lathe::analysis

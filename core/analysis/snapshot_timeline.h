@@ -52,6 +52,13 @@ struct LiveAllocation {
   uint32_t userFrame = io::kNoFrame;   // index into MemorySnapshot::frames; see userFrameOf
 };
 
+// Allocated before recording started (see above), with the event that frees it.
+inline constexpr uint32_t kNeverFreed = UINT32_MAX;
+struct InitialAllocation {
+  LiveAllocation alloc;
+  uint32_t endEvent = kNeverFreed;
+};
+
 struct OomEvent {
   uint32_t eventIndex = 0;
   int64_t timeUs = io::kNoTime;
@@ -76,6 +83,7 @@ struct DeviceMemoryTimeline {
   int64_t peakTimeUs = io::kNoTime;
   uint64_t liveAtPeakCount = 0;
   std::vector<LiveAllocation> largestAtPeak;  // largest first, at most options.largestAtPeak
+  std::vector<InitialAllocation> initialAllocations;
   uint64_t unmatchedFrees = 0;                // frees of memory allocated before recording
   uint64_t allocsOverLive = 0;
 
@@ -102,6 +110,17 @@ struct SnapshotTimeline {
 [[nodiscard]] SnapshotTimeline buildSnapshotTimeline(const io::MemorySnapshot& snapshot,
                                                      const SnapshotTimelineOptions& options = {},
                                                      const Progress& progress = {});
+
+// The allocator's state at one moment, as memory_viz's "allocator state" shows it: what is live
+// just after event `eventIndex` of the device's trace (kBeforeTrace: before the first event),
+// largest first, at most `limit`, each with its user frame; `liveCount` is how many are live.
+struct LiveAllocations {
+  std::vector<LiveAllocation> largest;
+  uint64_t liveCount = 0;
+  uint64_t liveBytes = 0;
+};
+[[nodiscard]] LiveAllocations liveAllocationsAt(const io::MemorySnapshot& snapshot, const DeviceMemoryTimeline& device,
+                                                uint32_t eventIndex, size_t limit, const Progress& progress = {});
 
 // Whether a frame's file is the user's Python code: a `.py` file outside the torch package
 // (no `/torch/` directory in its path) and outside Inductor's generated-code cache

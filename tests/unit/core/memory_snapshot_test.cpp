@@ -18,6 +18,9 @@ using namespace lathe::io;
 using lathe::analysis::buildSnapshotTimeline;
 using lathe::analysis::DeviceMemoryTimeline;
 using lathe::analysis::kBeforeTrace;
+using lathe::analysis::liveAllocationsAt;
+using lathe::analysis::LiveAllocations;
+using lathe::analysis::MemoryPoint;
 
 namespace {
 
@@ -451,6 +454,27 @@ TEST(MemorySnapshot, OurLlamaTrainingSnapshot) {
   EXPECT_EQ(t.peakReservedBytes, 7677673472u);
   EXPECT_EQ(t.peakReservedEventIndex, 306u);
   EXPECT_FALSE(t.reservedInconsistent);
+}
+
+// The allocator's state at any moment adds up to the active-memory series there, on our snapshot and
+// a third-party one without times: one replay, two views of it.
+TEST(MemorySnapshot, LiveAllocationsAtEveryPointSumToTheSeries) {
+  for (const char* sample : {"snapshots/llama3_8b_2l_train_snapshot.pickle", "memory_snapshot/ftcourse/memory_snapshot.pickle"}) {
+    const MemorySnapshot s = loadMemorySnapshot(samplePath(sample));
+    const DeviceMemoryTimeline t = buildSnapshotTimeline(s).devices.at(0);
+    for (size_t i = 0; i < t.allocated.size(); i += std::max<size_t>(1, t.allocated.size() / 40)) {
+      const MemoryPoint& point = t.allocated[i];
+      const LiveAllocations live = liveAllocationsAt(s, t, point.eventIndex, 5);
+      EXPECT_EQ(live.liveBytes, point.bytes) << sample << " at event " << point.eventIndex;
+      ASSERT_LE(live.largest.size(), 5u);
+      for (size_t k = 1; k < live.largest.size(); ++k) EXPECT_GE(live.largest[k - 1].size, live.largest[k].size);
+    }
+    const LiveAllocations atPeak = liveAllocationsAt(s, t, t.peakEventIndex, t.largestAtPeak.size());
+    EXPECT_EQ(atPeak.liveCount, t.liveAtPeakCount) << sample;
+    EXPECT_EQ(atPeak.liveBytes, t.peakAllocatedBytes) << sample;
+    ASSERT_EQ(atPeak.largest.size(), t.largestAtPeak.size());
+    for (size_t k = 0; k < atPeak.largest.size(); ++k) EXPECT_EQ(atPeak.largest[k].allocEvent, t.largestAtPeak[k].allocEvent);
+  }
 }
 
 TEST(MemorySnapshot, ThirdPartyOlderSnapshotWithoutTimes) {
