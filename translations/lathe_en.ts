@@ -422,6 +422,14 @@
         <source>Snapshot</source>
         <translation>Snapshot</translation>
     </message>
+    <message>
+        <source>Compiles</source>
+        <translation>Compiles</translation>
+    </message>
+    <message>
+        <source>Compile %1 logged no graph</source>
+        <translation>Compile %1 logged no graph</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -786,6 +794,175 @@
             <numerusform>%n match</numerusform>
             <numerusform>%n matches</numerusform>
         </translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::CompileMetricsModel</name>
+    <message>
+        <source>Compile %1 of %2 (%3:%4)</source>
+        <translation>Compile %1 of %2 (%3:%4)</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
+    <message>
+        <source>Joint-graph passes (in AOTAutograd)</source>
+        <translation>Joint-graph passes (in AOTAutograd)</translation>
+    </message>
+    <message>
+        <source>Pre-grad passes</source>
+        <translation>Pre-grad passes</translation>
+    </message>
+    <message>
+        <source>Post-grad passes</source>
+        <translation>Post-grad passes</translation>
+    </message>
+    <message>
+        <source>Triton compiles (in code generation)</source>
+        <translation>Triton compiles (in code generation)</translation>
+    </message>
+    <message>
+        <source>Tracing thrown away by a restart</source>
+        <translation>Tracing thrown away by a restart</translation>
+    </message>
+    <message>
+        <source>Remote caches: FX graph %1 hit(s), %2 miss(es); AOTAutograd %3 hit(s), %4 miss(es)</source>
+        <translation>Remote caches: FX graph %1 hit(s), %2 miss(es); AOTAutograd %3 hit(s), %4 miss(es)</translation>
+    </message>
+    <message>
+        <source>Longest Triton kernel compiles:</source>
+        <translation>Longest Triton kernel compiles:</translation>
+    </message>
+    <message>
+        <source>  %1  %2</source>
+        <translation>  %1  %2</translation>
+    </message>
+    <message>
+        <source>Restarted: %1</source>
+        <translation>Restarted: %1</translation>
+    </message>
+    <message>
+        <source>Recompiled: %1</source>
+        <translation>Recompiled: %1</translation>
+    </message>
+    <message>
+        <source>Failed: %1: %2</source>
+        <translation>Failed: %1: %2</translation>
+    </message>
+    <message>
+        <source>%1 (rank %2)</source>
+        <translation>%1 (rank %2)</translation>
+    </message>
+    <message>
+        <source>FX %1/%2 · AOT %3/%4</source>
+        <translation>FX %1/%2 · AOT %3/%4</translation>
+    </message>
+    <message>
+        <source>Dynamo&apos;s tracing: the whole frame&apos;s compile time less the backend&apos;s</source>
+        <translation>Dynamo&apos;s tracing: the whole frame&apos;s compile time less the backend&apos;s</translation>
+    </message>
+    <message>
+        <source>AOTAutograd: the backend&apos;s time less Inductor&apos;s (joint graph, partition)</source>
+        <translation>AOTAutograd: the backend&apos;s time less Inductor&apos;s (joint graph, partition)</translation>
+    </message>
+    <message>
+        <source>Inductor&apos;s passes, lowering and scheduling: its time less code generation</source>
+        <translation>Inductor&apos;s passes, lowering and scheduling: its time less code generation</translation>
+    </message>
+    <message>
+        <source>Code generation, Triton compiles and autotuning included</source>
+        <translation>Code generation, Triton compiles and autotuning included</translation>
+    </message>
+    <message>
+        <source>A backward Inductor compiled at its first call (bwd_compilation_metrics)</source>
+        <translation>A backward Inductor compiled at its first call (bwd_compilation_metrics)</translation>
+    </message>
+    <message>
+        <source>Cache hits of lookups: Inductor&apos;s FX graph cache and AOTAutograd&apos;s (local and remote)</source>
+        <translation>Cache hits of lookups: Inductor&apos;s FX graph cache and AOTAutograd&apos;s (local and remote)</translation>
+    </message>
+    <message>
+        <source>Dynamo&apos;s guard_count metric (it counts more than the guard tree&apos;s leaves)</source>
+        <translation>Dynamo&apos;s guard_count metric (it counts more than the guard tree&apos;s leaves)</translation>
+    </message>
+    <message>
+        <source>Compile</source>
+        <translation>Compile</translation>
+    </message>
+    <message>
+        <source>Frame</source>
+        <translation>Frame</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>Status</translation>
+    </message>
+    <message>
+        <source>Compile time</source>
+        <translation>Compile time</translation>
+    </message>
+    <message>
+        <source>Dynamo</source>
+        <translation>Dynamo</translation>
+    </message>
+    <message>
+        <source>AOTAutograd</source>
+        <translation>AOTAutograd</translation>
+    </message>
+    <message>
+        <source>Inductor</source>
+        <translation>Inductor</translation>
+    </message>
+    <message>
+        <source>Code generation</source>
+        <translation>Code generation</translation>
+    </message>
+    <message>
+        <source>Backward at first call</source>
+        <translation>Backward at first call</translation>
+    </message>
+    <message>
+        <source>Cache hits</source>
+        <translation>Cache hits</translation>
+    </message>
+    <message>
+        <source>Graph breaks</source>
+        <translation>Graph breaks</translation>
+    </message>
+    <message>
+        <source>Dynamo guard_count</source>
+        <translation>Dynamo guard_count</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::CompilesView</name>
+    <message>
+        <source>Compile time (s)</source>
+        <translation>Compile time (s)</translation>
+    </message>
+    <message>
+        <source>No compiles: open a TORCH_TRACE log to see what each compile cost.</source>
+        <translation>No compiles: open a TORCH_TRACE log to see what each compile cost.</translation>
+    </message>
+    <message>
+        <source>The log has no compile times (no compilation_metrics).</source>
+        <translation>The log has no compile times (no compilation_metrics).</translation>
+    </message>
+    <message>
+        <source>Not broken down</source>
+        <translation>Not broken down</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n compile(s) with times, %1 in all; double-click a bar or a row for its graphs.</source>
+        <translation>
+            <numerusform>%n compile with times, %1 in all; double-click a bar or a row for its graphs.</numerusform>
+            <numerusform>%n compiles with times, %1 in all; double-click a bar or a row for its graphs.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
     </message>
 </context>
 <context>

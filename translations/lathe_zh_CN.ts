@@ -418,6 +418,14 @@
         <source>Snapshot</source>
         <translation>快照</translation>
     </message>
+    <message>
+        <source>Compiles</source>
+        <translation>编译</translation>
+    </message>
+    <message>
+        <source>Compile %1 logged no graph</source>
+        <translation>编译 %1 未记录任何图</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -774,6 +782,174 @@
         <translation>
             <numerusform>%n 处匹配</numerusform>
         </translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::CompileMetricsModel</name>
+    <message>
+        <source>Compile %1 of %2 (%3:%4)</source>
+        <translation>编译 %1：%2（%3:%4）</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>Joint-graph passes (in AOTAutograd)</source>
+        <translation>联合图 pass（属于 AOTAutograd）</translation>
+    </message>
+    <message>
+        <source>Pre-grad passes</source>
+        <translation>pre-grad pass</translation>
+    </message>
+    <message>
+        <source>Post-grad passes</source>
+        <translation>post-grad pass</translation>
+    </message>
+    <message>
+        <source>Triton compiles (in code generation)</source>
+        <translation>Triton 编译（属于代码生成）</translation>
+    </message>
+    <message>
+        <source>Tracing thrown away by a restart</source>
+        <translation>因重启而丢弃的追踪</translation>
+    </message>
+    <message>
+        <source>Remote caches: FX graph %1 hit(s), %2 miss(es); AOTAutograd %3 hit(s), %4 miss(es)</source>
+        <translation>远程缓存：FX 图命中 %1 次、未命中 %2 次；AOTAutograd 命中 %3 次、未命中 %4 次</translation>
+    </message>
+    <message>
+        <source>Longest Triton kernel compiles:</source>
+        <translation>编译最久的 Triton 内核：</translation>
+    </message>
+    <message>
+        <source>  %1  %2</source>
+        <translation>  %1  %2</translation>
+    </message>
+    <message>
+        <source>Restarted: %1</source>
+        <translation>重启：%1</translation>
+    </message>
+    <message>
+        <source>Recompiled: %1</source>
+        <translation>重编译：%1</translation>
+    </message>
+    <message>
+        <source>Failed: %1: %2</source>
+        <translation>失败：%1：%2</translation>
+    </message>
+    <message>
+        <source>%1 (rank %2)</source>
+        <translation>%1（rank %2）</translation>
+    </message>
+    <message>
+        <source>FX %1/%2 · AOT %3/%4</source>
+        <translation>FX %1/%2 · AOT %3/%4</translation>
+    </message>
+    <message>
+        <source>Dynamo&apos;s tracing: the whole frame&apos;s compile time less the backend&apos;s</source>
+        <translation>Dynamo 追踪：整个帧的编译时间减去后端时间</translation>
+    </message>
+    <message>
+        <source>AOTAutograd: the backend&apos;s time less Inductor&apos;s (joint graph, partition)</source>
+        <translation>AOTAutograd：后端时间减去 Inductor 时间（联合图、划分）</translation>
+    </message>
+    <message>
+        <source>Inductor&apos;s passes, lowering and scheduling: its time less code generation</source>
+        <translation>Inductor 的 pass、降级与调度：其时间减去代码生成</translation>
+    </message>
+    <message>
+        <source>Code generation, Triton compiles and autotuning included</source>
+        <translation>代码生成，含 Triton 编译与自动调优</translation>
+    </message>
+    <message>
+        <source>A backward Inductor compiled at its first call (bwd_compilation_metrics)</source>
+        <translation>首次调用时由 Inductor 编译的反向（bwd_compilation_metrics）</translation>
+    </message>
+    <message>
+        <source>Cache hits of lookups: Inductor&apos;s FX graph cache and AOTAutograd&apos;s (local and remote)</source>
+        <translation>缓存命中/查找次数：Inductor 的 FX 图缓存与 AOTAutograd 缓存（本地与远程）</translation>
+    </message>
+    <message>
+        <source>Dynamo&apos;s guard_count metric (it counts more than the guard tree&apos;s leaves)</source>
+        <translation>Dynamo 的 guard_count 指标（比守卫树的叶子数多）</translation>
+    </message>
+    <message>
+        <source>Compile</source>
+        <translation>编译</translation>
+    </message>
+    <message>
+        <source>Frame</source>
+        <translation>帧</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Compile time</source>
+        <translation>编译时间</translation>
+    </message>
+    <message>
+        <source>Dynamo</source>
+        <translation>Dynamo</translation>
+    </message>
+    <message>
+        <source>AOTAutograd</source>
+        <translation>AOTAutograd</translation>
+    </message>
+    <message>
+        <source>Inductor</source>
+        <translation>Inductor</translation>
+    </message>
+    <message>
+        <source>Code generation</source>
+        <translation>代码生成</translation>
+    </message>
+    <message>
+        <source>Backward at first call</source>
+        <translation>首次调用时的反向</translation>
+    </message>
+    <message>
+        <source>Cache hits</source>
+        <translation>缓存命中</translation>
+    </message>
+    <message>
+        <source>Graph breaks</source>
+        <translation>图中断</translation>
+    </message>
+    <message>
+        <source>Dynamo guard_count</source>
+        <translation>Dynamo guard_count</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::CompilesView</name>
+    <message>
+        <source>Compile time (s)</source>
+        <translation>编译时间（秒）</translation>
+    </message>
+    <message>
+        <source>No compiles: open a TORCH_TRACE log to see what each compile cost.</source>
+        <translation>没有编译：打开 TORCH_TRACE 日志以查看每次编译的开销。</translation>
+    </message>
+    <message>
+        <source>The log has no compile times (no compilation_metrics).</source>
+        <translation>该日志没有编译时间（无 compilation_metrics）。</translation>
+    </message>
+    <message>
+        <source>Not broken down</source>
+        <translation>未细分</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n compile(s) with times, %1 in all; double-click a bar or a row for its graphs.</source>
+        <translation>
+            <numerusform>%n 次编译有时间记录，共 %1；双击条形或行查看其图。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
     </message>
 </context>
 <context>

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iostream>
@@ -16,6 +17,7 @@
 #include "io/fx/fx_text.h"
 #include "io/graph_export.h"
 #include "io/guards/guards.h"
+#include "io/trace/compile_metrics.h"
 #include "output.h"
 #include "util/diagnostics.h"
 
@@ -112,6 +114,63 @@ std::string optionalText(const std::optional<int64_t>& v) { return v ? std::to_s
 
 // --- info ---------------------------------------------------------------------------------------
 
+json compileMetricsJson(const io::CompileMetrics& m) {
+  const auto value = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  const auto cache = [](const io::CacheOutcome& c) { return json{{"hits", c.hits}, {"misses", c.misses}}; };
+  json kernels = json::array();
+  for (const auto& [name, seconds] : m.tritonKernels) kernels.push_back({{"kernel", name}, {"seconds", seconds}});
+  return {{"phases_s",
+           {{"total", value(m.totalSeconds)},
+            {"dynamo", value(m.dynamoSeconds)},
+            {"aot_autograd", value(m.aotAutogradSeconds)},
+            {"inductor", value(m.inductorSeconds)},
+            {"codegen", value(m.codegenSeconds)},
+            {"triton_compile", value(m.tritonSeconds)},
+            {"joint_graph_passes", value(m.jointGraphPassSeconds)},
+            {"pre_grad_passes", value(m.preGradPassSeconds)},
+            {"post_grad_passes", value(m.postGradPassSeconds)},
+            {"dynamo_before_restart", value(m.dynamoBeforeRestartSeconds)},
+            {"backward_inductor", value(m.backwardInductorSeconds)},
+            {"backward_codegen", value(m.backwardCodegenSeconds)}}},
+          {"caches",
+           {{"fx_graph_local", cache(m.fxGraphLocal)},
+            {"fx_graph_remote", cache(m.fxGraphRemote)},
+            {"aot_autograd_local", cache(m.aotAutogradLocal)},
+            {"aot_autograd_remote", cache(m.aotAutogradRemote)}}},
+          {"graph_breaks", m.graphBreaks ? json(*m.graphBreaks) : json(nullptr)},
+          {"triton_kernels", kernels}};
+}
+
+// The compile's time by phase, its caches and graph breaks, a line each; nothing the log lacks.
+void printCompileMetrics(const io::CompileMetrics& m) {
+  std::vector<std::string> phases;
+  const auto add = [&](const char* name, const std::optional<double>& seconds, std::string detail = {}) {
+    if (seconds) phases.push_back(fmt::format("{} {}{}", name, formatSeconds(*seconds), detail));
+  };
+  add("Dynamo", m.dynamoSeconds);
+  add("AOTAutograd", m.aotAutogradSeconds,
+      m.jointGraphPassSeconds ? fmt::format(" (joint-graph passes {})", formatSeconds(*m.jointGraphPassSeconds)) : "");
+  add("Inductor", m.inductorSeconds);
+  add("code generation", m.codegenSeconds,
+      m.tritonSeconds ? fmt::format(" (Triton compiles {})", formatSeconds(*m.tritonSeconds)) : "");
+  add("backward Inductor at first call", m.backwardInductorSeconds);
+  add("its code generation", m.backwardCodegenSeconds);
+  if (!phases.empty()) std::cout << "  by phase: " << fmt::format("{}", fmt::join(phases, " · ")) << '\n';
+  if (m.dynamoBeforeRestartSeconds && *m.dynamoBeforeRestartSeconds > 0)
+    std::cout << "  tracing thrown away by restarts " << formatSeconds(*m.dynamoBeforeRestartSeconds) << '\n';
+  std::vector<std::string> caches;
+  const auto cache = [&](const char* name, const io::CacheOutcome& c) {
+    if (c.any()) caches.push_back(fmt::format("{} {} hit{}, {} miss{}", name, c.hits, c.hits == 1 ? "" : "s", c.misses,
+                                              c.misses == 1 ? "" : "es"));
+  };
+  cache("FX graph (local)", m.fxGraphLocal);
+  cache("FX graph (remote)", m.fxGraphRemote);
+  cache("AOTAutograd (local)", m.aotAutogradLocal);
+  cache("AOTAutograd (remote)", m.aotAutogradRemote);
+  if (!caches.empty()) std::cout << "  caches: " << fmt::format("{}", fmt::join(caches, " · ")) << '\n';
+  if (m.graphBreaks && *m.graphBreaks > 0) std::cout << "  graph breaks " << *m.graphBreaks << '\n';
+}
+
 json traceInfoJson(const io::TraceLog& log, const std::vector<io::GraphListing>& graphs) {
   json files = json::array();
   for (const auto& f : log.files) files.push_back({{"path", f.path.string()}, {"rank", f.rank}, {"bytes", f.bytes}});
@@ -130,6 +189,8 @@ json traceInfoJson(const io::TraceLog& log, const std::vector<io::GraphListing>&
             {"compile_time_s", c.entireFrameCompileTimeS ? json(*c.entireFrameCompileTimeS) : json(nullptr)},
             {"recompile_reasons", c.recompileReasons},
             {"restart_reasons", c.restartReasons}};
+    const io::CompileMetrics metrics = io::compileMetrics(c);
+    if (!metrics.empty()) cj["compile_metrics"] = compileMetricsJson(metrics);
     if (c.status == io::CompileStatus::Failed) {
       cj["fail_type"] = c.failType;
       cj["fail_reason"] = c.failReason;
@@ -169,6 +230,7 @@ void printTraceInfo(const io::TraceLog& log, const std::vector<io::GraphListing>
     }
     if (c.entireFrameCompileTimeS) std::cout << "  compile time " << formatSeconds(*c.entireFrameCompileTimeS);
     std::cout << '\n';
+    printCompileMetrics(io::compileMetrics(c));
     if (c.status == io::CompileStatus::Failed) std::cout << fmt::format("  failed: {}: {}\n", c.failType, c.failReason);
     for (const auto& r : c.recompileReasons) std::cout << "  recompiled because: " << r << '\n';
     for (const auto& r : c.restartReasons) std::cout << "  restarted because: " << r << '\n';

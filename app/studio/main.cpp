@@ -31,7 +31,7 @@ const QSize kScreenshotSize(1600, 1000);
 const QStringList kAvailableViews{QStringLiteral("graph"),  QStringLiteral("nodes"),    QStringLiteral("timeline"),
                                   QStringLiteral("budget"), QStringLiteral("pipeline"), QStringLiteral("gantt"),
                                   QStringLiteral("guards"), QStringLiteral("code"),     QStringLiteral("offload"),
-                                  QStringLiteral("measured"), QStringLiteral("snapshot")};
+                                  QStringLiteral("measured"), QStringLiteral("snapshot"), QStringLiteral("compiles")};
 
 // The views' widgets (by objectName) that a screenshot reports when they are on show: every --view's,
 // and those that share a place with one (tabs of the same area).
@@ -40,7 +40,7 @@ const QStringList kReportedWidgets{
     QStringLiteral("codeView"),      QStringLiteral("memoryTimeline"),   QStringLiteral("ganttView"),
     QStringLiteral("offloadRunView"), QStringLiteral("savedTensorTable"), QStringLiteral("paretoView"),
     QStringLiteral("budgetPanel"),   QStringLiteral("nodeInspectorText"), QStringLiteral("pipelinePanel"),
-    QStringLiteral("calibrationView"), QStringLiteral("snapshotView")};
+    QStringLiteral("calibrationView"), QStringLiteral("snapshotView"), QStringLiteral("compilesView")};
 
 // The centre tab a view shows; the plan views share the window with the node table.
 lathe::studio::MainWindow::CentralView centralViewFor(const QString& view, bool planView) {
@@ -48,6 +48,7 @@ lathe::studio::MainWindow::CentralView centralViewFor(const QString& view, bool 
   if (view == QStringLiteral("guards")) return CentralView::Guards;
   if (view == QStringLiteral("code")) return CentralView::Code;
   if (view == QStringLiteral("snapshot")) return CentralView::Snapshot;
+  if (view == QStringLiteral("compiles")) return CentralView::Compiles;
   return view == QStringLiteral("nodes") || planView ? CentralView::Nodes : CentralView::Graph;
 }
 

@@ -39,6 +39,7 @@
 #include "views/budget_panel.h"
 #include "views/calibration_view.h"
 #include "views/code_view.h"
+#include "views/compiles_view.h"
 #include "views/diagnostics_model.h"
 #include "views/formatting.h"
 #include "views/gantt_view.h"
@@ -620,6 +621,7 @@ void MainWindow::showCentralView(CentralView view) {
     case CentralView::Nodes: centralTabs_->setCurrentWidget(nodesTable_); break;
     case CentralView::Guards: centralTabs_->setCurrentWidget(guardsView_); break;
     case CentralView::Code: centralTabs_->setCurrentWidget(codeView_); break;
+    case CentralView::Compiles: centralTabs_->setCurrentWidget(compilesView_); break;
     case CentralView::Snapshot:
       if (snapshotView_->hasSnapshot()) centralTabs_->setCurrentWidget(snapshotView_);
       break;
@@ -704,6 +706,9 @@ void MainWindow::createStageViews() {
   codeView_ = new views::CodeView(centralTabs_);
   centralTabs_->addTab(guardsView_, tr("Guards"));
   centralTabs_->addTab(codeView_, tr("Code"));
+  compilesView_ = new views::CompilesView(centralTabs_);
+  centralTabs_->addTab(compilesView_, tr("Compiles"));
+  connect(compilesView_, &views::CompilesView::compileActivated, this, &MainWindow::selectCompile);
   snapshotView_ = new views::SnapshotView(centralTabs_);
   centralTabs_->setTabVisible(centralTabs_->addTab(snapshotView_, tr("Snapshot")), false);
   connect(inspector_, &views::NodeInspector::stageNodeActivated, this, &MainWindow::selectGraphNode);
@@ -718,7 +723,7 @@ void MainWindow::createStageViews() {
 }
 
 void MainWindow::showSnapshotLayout(bool snapshot) {
-  for (QWidget* tab : std::initializer_list<QWidget*>{graphView_, nodesTable_, guardsView_, codeView_}) {
+  for (QWidget* tab : std::initializer_list<QWidget*>{graphView_, nodesTable_, guardsView_, codeView_, compilesView_}) {
     centralTabs_->setTabVisible(centralTabs_->indexOf(tab), !snapshot);
   }
   centralTabs_->setTabVisible(centralTabs_->indexOf(snapshotView_), snapshot);
@@ -739,7 +744,25 @@ void MainWindow::showSnapshotLayout(bool snapshot) {
   }
 }
 
+bool MainWindow::selectCompile(const QString& compileId) {
+  const auto& artifact = treeModel_->artifact();
+  if (!artifact || !artifact->trace) return false;
+  QString chosen;
+  for (const io::GraphEntry& g : artifact->trace->graphs) {
+    if (views::toQString(g.compileId) != compileId || !g.parent.empty()) continue;
+    if (chosen.isEmpty() || g.kind == "aot_joint_graph") chosen = views::toQString(g.id);
+    if (g.kind == "aot_joint_graph") break;
+  }
+  if (chosen.isEmpty() || !selectGraph(chosen)) {
+    statusBar()->showMessage(tr("Compile %1 logged no graph").arg(compileId));
+    return false;
+  }
+  showCentralView(CentralView::Graph);
+  return true;
+}
+
 void MainWindow::resetStageViews(const std::shared_ptr<const io::Artifact>& artifact) {
+  compilesView_->setArtifact(artifact);
   stageLinks_->setArtifact(artifact);
   guardsView_->setArtifact(artifact);
   codeShowsFx_ = true;

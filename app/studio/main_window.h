@@ -43,6 +43,7 @@ class PipelinePanel;
 class PlanSession;
 class SavedTensorLedgerModel;
 class SnapshotView;
+class CompilesView;
 class CodeView;
 class GuardsView;
 class KernelExporter;
@@ -87,7 +88,7 @@ class MainWindow : public QMainWindow {
   void selectPreferredNode();
 
   // The centre tabs.
-  enum class CentralView { Graph, Nodes, Guards, Code, Snapshot };
+  enum class CentralView { Graph, Nodes, Guards, Code, Compiles, Snapshot };
   void showCentralView(CentralView view);
   [[nodiscard]] views::GraphView* graphView() const { return graphView_; }
 
@@ -96,6 +97,10 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] views::CodeView* codeView() const { return codeView_; }
   // A CUDA memory snapshot opened on its own: its own tab in place of the graph's.
   [[nodiscard]] views::SnapshotView* snapshotView() const { return snapshotView_; }
+  // What each compile of a log cost, by phase.
+  [[nodiscard]] views::CompilesView* compilesView() const { return compilesView_; }
+  // Shows a compile's graphs: its joint graph where it has one, else its first graph.
+  bool selectCompile(const QString& compileId);
   [[nodiscard]] views::NodeInspector* inspector() const { return inspector_; }
   // The graph on show and its selected node (kNoNode when none).
   [[nodiscard]] QString shownGraphId() const;
@@ -238,6 +243,7 @@ class MainWindow : public QMainWindow {
   views::GuardsView* guardsView_ = nullptr;
   views::CodeView* codeView_ = nullptr;
   views::SnapshotView* snapshotView_ = nullptr;
+  views::CompilesView* compilesView_ = nullptr;
   QList<QDockWidget*> hiddenForSnapshot_;  // plan docks a snapshot has no use for, shown again after it
   std::unique_ptr<views::StageLinks> stageLinks_;
   bool codeShowsFx_ = true;  // the code tab follows the graph on show (else it shows output code)

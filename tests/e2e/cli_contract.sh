@@ -105,6 +105,20 @@ else echo "FAIL info's guard count is not the guard tree's ($tree_count)"; failu
 if "$lathe" info "$log" | grep -q "recompiled because: 0/0: tensor"; then echo "ok   recompile reasons shown"
 else echo "FAIL recompile reasons missing from info"; failures=$((failures + 1)); fi
 
+# Compile time by phase, caches and graph breaks from torch's compilation_metrics (gpt2's forward:
+# entire 18.95 s, backend 15.40 s, Inductor 6.88 s, code generation 3.95 s), in text and JSON.
+gpt2="$samples/captures/gpt2_train.log.gz"
+"$lathe" info "$gpt2" > "$tmp/gpt2_info.txt"  # read whole: grep -q would end the pipe early (pipefail)
+if grep -q "^  by phase: Dynamo 3.55 s · AOTAutograd 8.52 s (joint-graph passes 1.98 s) · Inductor 2.93 s · code generation 3.95 s" "$tmp/gpt2_info.txt" &&
+   grep -q "^  caches: FX graph (local) 0 hits, 1 miss" "$tmp/gpt2_info.txt" &&
+   "$lathe" info --json "$gpt2" | python3 -c "
+import json, sys
+c = next(c for c in json.load(sys.stdin)['compiles'] if c['id'] == '1/0_1')['compile_metrics']
+assert abs(c['phases_s']['codegen'] - 3.954635) < 1e-9 and c['graph_breaks'] == 1, c
+assert c['caches']['fx_graph_local'] == {'hits': 0, 'misses': 1}, c['caches']"; then
+  echo "ok   compile time by phase and caches in info"
+else echo "FAIL info lacks gpt2's compile time by phase or its caches"; failures=$((failures + 1)); fi
+
 # A CPU capture planned on a GPU profile says so; a CUDA capture does not.
 if "$lathe" plan "$pt2" | grep -q "^note: captured on the CPU" && ! "$lathe" plan "$tiny" | grep -q "captured on the CPU"; then
   echo "ok   CPU capture noted"

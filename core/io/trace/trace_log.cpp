@@ -311,6 +311,8 @@ class TraceLoader {
       }
     } else if (kind == "compilation_metrics") {
       if (metadata.is_object()) applyMetrics(*compile, *state, metadata);
+    } else if (kind == "bwd_compilation_metrics") {
+      if (metadata.is_object()) compile->backwardMetrics = dumpJson(metadata);
     } else if (kind == "dynamo_cpp_guards_str") {
       compile->guardsEvent = static_cast<int64_t>(index);
       compile->guardFormat = GuardFormat::CppTree;

@@ -67,6 +67,8 @@ struct TraceCompile {
   std::vector<std::string> recompileReasons;  // artifact recompile_reasons, metrics recompile_reason
   std::vector<std::string> restartReasons;    // metrics restart_reasons (graph-break restarts)
   std::string metrics;                        // the compilation_metrics object as JSON text, "" when none
+  // bwd_compilation_metrics as JSON text (a backward Inductor compiled at its first call), "" when none
+  std::string backwardMetrics;
 
   int64_t guardsEvent = -1;  // event holding the guards payload (see TraceLog::guards), -1 when none
   GuardFormat guardFormat = GuardFormat::None;
