@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "io/trace/compile_metrics.h"
 #include "io/trace/trace_log.h"
 
 namespace {
@@ -36,6 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)log.guards(compile);
     (void)log.findCompile(compile.id, compile.rank);
     (void)lathe::io::compileStatusName(compile.status);
+    (void)lathe::io::compileMetrics(compile);
   }
   for (const auto& graph : log.graphs) {
     if (log.findGraph(graph.id) != &graph) __builtin_trap();  // ids must be unique
