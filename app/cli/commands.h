@@ -39,6 +39,10 @@ std::optional<int> runExportCommand(CLI::App& app, const GlobalOptions& global);
 void registerMeasureCommand(CLI::App& app);
 std::optional<int> runMeasureCommand(CLI::App& app, const GlobalOptions& global);
 
+// `lathe diff` (diff_command.cpp): two plans, or two graphs node by node.
+void registerDiffCommand(CLI::App& app);
+std::optional<int> runDiffCommand(CLI::App& app, const GlobalOptions& global);
+
 // Shared by the commands.
 Progress progressFor(const GlobalOptions& global);
 io::Artifact load(const std::string& path, const GlobalOptions& global);

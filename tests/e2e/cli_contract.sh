@@ -73,6 +73,12 @@ expect_json "graphs --json (pt2)" -- "$lathe" graphs --json "$pt2"
 expect_json "show --format json" -- "$lathe" show "$log" --graph 0/1:aot_joint_graph --format json
 expect_json "guards --json" -- "$lathe" guards --json "$log"
 expect_json "memory --json" -- "$lathe" memory --json "$snap"
+expect_json "diff --json (two compiles of one log)" -- "$lathe" diff --json "$log" --graph 0/0:aot_joint_graph --graph-b 0/1:aot_joint_graph
+expect_json "diff --json (two plans)" -- "$lathe" diff --json "$tmp/missed.json" "$tmp/missed.json"
+expect 1 "diff of a plan and a capture is a usage error" -- "$lathe" diff "$tmp/missed.json" "$log"
+expect 1 "diff of graphs without --graph is a usage error" -- "$lathe" diff "$log" "$log"
+expect 1 "diff of one artifact needs a second graph" -- "$lathe" diff "$log" --graph 0/0:aot_joint_graph
+expect 1 "diff of an unknown graph is a usage error" -- "$lathe" diff "$log" --graph 0/0:nope --graph-b 0/1:aot_joint_graph
 
 # show by index and by id print the same graph; dot output is a digraph.
 "$lathe" show "$log" --graph 0 > "$tmp/by_index.txt" && "$lathe" show "$log" --graph 0/0:dynamo_output_graph > "$tmp/by_id.txt"
