@@ -226,7 +226,7 @@ TEST(RecomputePass, RejectsUnknownPoliciesAndOptions) {
   const PlanTarget target(g.graph, "test", g.inputs, hw);
   const PassContext ctx = target.context();
   for (const PassOptions& bad : {options({{"policy", "magic"}}), options({{"polcy", "torch"}}),
-                                 options({{"policy", "budget"}}), options({{"policy", "budget"}, {"memory", "lots"}}),
+                                 options({{"policy", "file"}}), options({{"policy", "budget"}, {"memory", "lots"}}),
                                  options({{"offload_link", "0.5"}}), options({{"offload", "true"}, {"offload_link", "0"}})}) {
     const std::vector<PipelineStep> steps{{"recompute", bad}};
     EXPECT_THROW(checkPipeline(steps, &target), Error) << formatStep(steps[0]);
