@@ -23,11 +23,6 @@ const io::TraceCompile& CompileMetricsModel::compileAt(int row) const {
   return artifact_->trace->compiles[rows_[static_cast<size_t>(row)].compile];
 }
 
-std::optional<double> CompileMetricsModel::backwardSeconds(const io::CompileMetrics& m) {
-  if (!m.backwardInductorSeconds) return std::nullopt;
-  return *m.backwardInductorSeconds + m.backwardCodegenSeconds.value_or(0);
-}
-
 int CompileMetricsModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
@@ -43,7 +38,7 @@ std::optional<double> CompileMetricsModel::secondsOf(const io::CompileMetrics& m
     case AotAutogradColumn: return m.aotAutogradSeconds;
     case InductorColumn: return m.inductorSeconds;
     case CodegenColumn: return m.codegenSeconds;
-    case BackwardColumn: return backwardSeconds(m);
+    case BackwardColumn: return m.backwardSeconds();
   }
   return std::nullopt;
 }

@@ -40,8 +40,6 @@ class CompileMetricsModel : public QAbstractTableModel {
   void setArtifact(std::shared_ptr<const io::Artifact> artifact);
   [[nodiscard]] const io::TraceCompile& compileAt(int row) const;
   [[nodiscard]] const io::CompileMetrics& metricsAt(int row) const { return rows_[static_cast<size_t>(row)].metrics; }
-  // A backward compiled at its first call: its Inductor and code generation together.
-  [[nodiscard]] static std::optional<double> backwardSeconds(const io::CompileMetrics& metrics);
 
   [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
   [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;

@@ -95,7 +95,7 @@ void CompilesView::draw() {
   double total = 0, longest = 0;
   for (int row = 0; row < model_->rowCount(); ++row) {
     const io::CompileMetrics& m = model_->metricsAt(row);
-    const double seconds = m.totalSeconds.value_or(0) + CompileMetricsModel::backwardSeconds(m).value_or(0);
+    const double seconds = m.totalSeconds.value_or(0) + m.backwardSeconds().value_or(0);
     if (seconds <= 0) continue;
     barRows_.insert(barRows_.begin(), row);  // the first compile at the top
     total += seconds;

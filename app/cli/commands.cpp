@@ -633,6 +633,7 @@ void registerCommands(CLI::App& app, GlobalOptions& /*global*/) {
   registerExportCommand(app);
   registerMeasureCommand(app);
   registerDiffCommand(app);
+  registerReportCommand(app);
 }
 
 int runSelectedCommand(CLI::App& app, const GlobalOptions& global) {
@@ -640,6 +641,7 @@ int runSelectedCommand(CLI::App& app, const GlobalOptions& global) {
   if (const std::optional<int> rc = runExportCommand(app, global)) return *rc;
   if (const std::optional<int> rc = runMeasureCommand(app, global)) return *rc;
   if (const std::optional<int> rc = runDiffCommand(app, global)) return *rc;
+  if (const std::optional<int> rc = runReportCommand(app, global)) return *rc;
   if (app.got_subcommand("info")) return runInfo(global);
   if (app.got_subcommand("graphs")) return runGraphs(global);
   if (app.got_subcommand("show")) return runShow(global);

@@ -43,6 +43,10 @@ std::optional<int> runMeasureCommand(CLI::App& app, const GlobalOptions& global)
 void registerDiffCommand(CLI::App& app);
 std::optional<int> runDiffCommand(CLI::App& app, const GlobalOptions& global);
 
+// `lathe report` (report_command.cpp): one self-contained HTML file.
+void registerReportCommand(CLI::App& app);
+std::optional<int> runReportCommand(CLI::App& app, const GlobalOptions& global);
+
 // Shared by the commands.
 Progress progressFor(const GlobalOptions& global);
 io::Artifact load(const std::string& path, const GlobalOptions& global);

@@ -125,6 +125,33 @@ assert c['caches']['fx_graph_local'] == {'hits': 0, 'misses': 1}, c['caches']"; 
   echo "ok   compile time by phase and caches in info"
 else echo "FAIL info lacks gpt2's compile time by phase or its caches"; failures=$((failures + 1)); fi
 
+# lathe report: one self-contained HTML file (no script, no external reference) with the plan's two
+# pictures, the compiles with their phases and the diagnostics; from a capture and from a plan bundle.
+if "$lathe" report "$gpt2" -o "$tmp/report.html" > /dev/null && "$lathe" report "$tmp/missed.json" -o "$tmp/plan_report.html" > /dev/null &&
+   python3 - "$tmp/report.html" "$tmp/plan_report.html" <<'PY'
+import html.parser, sys
+for path in sys.argv[1:]:
+    text = open(path, encoding="utf-8").read()
+    class Check(html.parser.HTMLParser):
+        svgs, external = 0, []
+        def handle_starttag(self, tag, attrs):
+            if tag == "svg": Check.svgs += 1
+            for name, value in attrs:
+                if name in ("src", "href") and value: Check.external.append(value)
+            if tag == "script": Check.external.append("script")
+    Check().feed(text)
+    assert Check.svgs == 2, (path, Check.svgs)  # the memory timeline and the recompute frontier
+    assert not Check.external, (path, Check.external)
+    assert "<h2>Diagnostics" in text and "Saved for the backward" in text, path
+    Check.svgs = 0
+assert "<td>1/0_1</td><td>forward</td><td>ok</td><td class=n>18.95 s</td><td class=n>3.55 s</td>" in open(sys.argv[1]).read()
+PY
+then echo "ok   report: self-contained HTML from a capture and from a plan"
+else echo "FAIL lathe report"; failures=$((failures + 1)); fi
+expect 2 "report of a missing file is bad input" -- "$lathe" report "$tmp/does-not-exist.log" -o "$tmp/never.html"
+if [ -e "$tmp/never.html" ]; then echo "FAIL a failed report left a file"; failures=$((failures + 1)); fi
+expect 1 "report without -o is a usage error" -- "$lathe" report "$gpt2"
+
 # A CPU capture planned on a GPU profile says so; a CUDA capture does not.
 if "$lathe" plan "$pt2" | grep -q "^note: captured on the CPU" && ! "$lathe" plan "$tiny" | grep -q "captured on the CPU"; then
   echo "ok   CPU capture noted"

@@ -41,6 +41,11 @@ struct CompileMetrics {
   // Triton kernels by compile time, longest first (triton_kernel_compile_times_us, a list or its JSON text).
   std::vector<std::pair<std::string, double>> tritonKernels;
 
+  // The backward compiled at its first call: its Inductor and code generation together.
+  [[nodiscard]] std::optional<double> backwardSeconds() const {
+    if (!backwardInductorSeconds) return std::nullopt;
+    return *backwardInductorSeconds + backwardCodegenSeconds.value_or(0);
+  }
   [[nodiscard]] bool empty() const { return !totalSeconds && !inductorSeconds && !backwardInductorSeconds; }
 };
 
