@@ -1740,6 +1740,30 @@ starts in the previous step&apos;s tail</translation>
         <source>%1 memory %2: the step does not fit</source>
         <translation>%1 memory %2: the step does not fit</translation>
     </message>
+    <message>
+        <source>%1 · execution %2 (%3)</source>
+        <translation>%1 · execution %2 (%3)</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>backward</translation>
+    </message>
+    <message>
+        <source>forward</source>
+        <translation>forward</translation>
+    </message>
+    <message>
+        <source>held %1</source>
+        <translation>held %1</translation>
+    </message>
+    <message>
+        <source>  %1 %2</source>
+        <translation>  %1 %2</translation>
+    </message>
+    <message>
+        <source>starts at %1</source>
+        <translation>starts at %1</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::NodeInspector</name>

@@ -1719,6 +1719,30 @@ starts in the previous step&apos;s tail</source>
         <source>%1 memory %2: the step does not fit</source>
         <translation>%1 显存 %2：该步骤放不下</translation>
     </message>
+    <message>
+        <source>%1 · execution %2 (%3)</source>
+        <translation>%1 · 第 %2 次执行（%3）</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>held %1</source>
+        <translation>占用 %1</translation>
+    </message>
+    <message>
+        <source>  %1 %2</source>
+        <translation>  %1 %2</translation>
+    </message>
+    <message>
+        <source>starts at %1</source>
+        <translation>开始于 %1</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::NodeInspector</name>

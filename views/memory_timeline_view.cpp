@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <array>
@@ -136,7 +137,68 @@ MemoryTimelineView::MemoryTimelineView(PlanSession* session, QWidget* parent)
   plot_->setMinimumHeight(200);
   connect(session_, &PlanSession::currentStepChanged, this, &MemoryTimelineView::showCurrentStep);
   connect(plot_, &QCustomPlot::mousePress, this, &MemoryTimelineView::onPlotClicked);
+  connect(plot_, &QCustomPlot::mouseMove, this, &MemoryTimelineView::onMouseMove);
+  plot_->setMouseTracking(true);
   showCurrentStep();
+}
+
+void MemoryTimelineView::setSelectedNode(ir::NodeId node) {
+  if (node == selected_) return;
+  selected_ = node;
+  drawSelectedNode();  // the markers only: the step's plot stays
+  plot_->replot();
+}
+
+void MemoryTimelineView::drawSelectedNode() {
+  for (QCPItemStraightLine* marker : std::exchange(selectedMarkerItems_, {})) {
+    if (plot_->hasItem(marker)) plot_->removeItem(marker);
+  }
+  selectedMarkers_ = 0;
+  const passes::PlannedStep* planned = session_->currentPlanned();
+  if (!planned || selected_ == ir::kNoNode) return;
+  const std::vector<ir::NodeId>& nodes = planned->schedule.nodes;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i] != selected_) continue;
+    auto* line = new QCPItemStraightLine(plot_);
+    line->setPen(QPen(QColor(0x1f, 0x1f, 0x1f), 1.5));
+    line->point1->setCoords(static_cast<double>(i), 0);
+    line->point2->setCoords(static_cast<double>(i), 1);
+    selectedMarkerItems_.push_back(line);
+    ++selectedMarkers_;
+  }
+}
+
+QString MemoryTimelineView::readoutAt(double x) const {
+  const passes::PlannedStep* planned = session_->currentPlanned();
+  if (!planned || planned->timeline.live.empty()) return {};
+  const long index = std::lround(x);
+  if (index < 0 || static_cast<size_t>(index) >= planned->timeline.live.size()) return {};
+  const size_t i = static_cast<size_t>(index);
+  const ir::NodeId node = planned->schedule.nodes[i];
+  const ir::Graph& graph = session_->target()->graph();
+  const bool backward = planned->schedule.phase[i] == analysis::Phase::Backward;
+  QStringList lines{tr("%1 · execution %2 (%3)")
+                        .arg(toQString(graph.name(node)))
+                        .arg(i)
+                        .arg(backward ? tr("backward") : tr("forward")),
+                    tr("held %1").arg(formatBytes(planned->timeline.total[i]))};
+  for (size_t c = 0; c < analysis::kMemoryCategoryCount; ++c) {
+    const uint64_t bytes = planned->timeline.live[i][c];
+    if (bytes > 0) {
+      lines << tr("  %1 %2").arg(memoryCategoryLabel(static_cast<analysis::MemoryCategory>(c)), formatBytes(bytes));
+    }
+  }
+  if (i < planned->startSeconds.size()) lines << tr("starts at %1").arg(formatSeconds(planned->startSeconds[i]));
+  return lines.join(QLatin1Char('\n'));
+}
+
+void MemoryTimelineView::onMouseMove(QMouseEvent* event) {
+  const QString text = readoutAt(plot_->xAxis->pixelToCoord(event->position().x()));
+  if (text.isEmpty()) {
+    QToolTip::hideText();
+  } else {
+    QToolTip::showText(event->globalPosition().toPoint(), text, plot_);
+  }
 }
 
 void MemoryTimelineView::pinBaseline() {
@@ -258,6 +320,7 @@ double MemoryTimelineView::showMeasured(const QString& graphId) {
 void MemoryTimelineView::showCurrentStep() {
   plot_->clearGraphs();
   plot_->clearItems();
+  selectedMarkerItems_.clear();  // cleared with the other items
   budgetBytes_ = 0;
   capacityBytes_ = 0;
   measuredPeakBytes_ = 0;
@@ -410,6 +473,7 @@ void MemoryTimelineView::showCurrentStep() {
     backwardLabel->setBrush(QColor(255, 255, 255, 200));
   }
 
+  drawSelectedNode();
   plot_->xAxis->setRange(0, std::max(1, xEnd - 1));
   plot_->yAxis->setRange(0, top);
   plot_->replot();

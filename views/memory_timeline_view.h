@@ -18,6 +18,7 @@
 #include "views/formatting.h"
 
 class QCustomPlot;
+class QCPItemStraightLine;
 class QLabel;
 class QMouseEvent;
 class QProgressBar;
@@ -62,6 +63,14 @@ class MemoryTimelineView : public QWidget {
   // when the run did not plan it.
   [[nodiscard]] const QString& measuredSummary() const { return measuredSummary_; }
 
+  // Marks where the node runs in the step (each execution: a recomputed node twice); kNoNode clears.
+  void setSelectedNode(ir::NodeId node);
+  // Executions marked for the selected node (none when it does not run in the step on show).
+  [[nodiscard]] int selectedMarkers() const { return selectedMarkers_; }
+  // What the tooltip says under the mouse at execution `x`: the node, its phase, the total and each
+  // category held there; empty outside the step.
+  [[nodiscard]] QString readoutAt(double x) const;
+
   // Keeps the current step's total as an outline drawn under the plans that follow.
   void pinBaseline();
   void clearBaseline();
@@ -92,6 +101,8 @@ class MemoryTimelineView : public QWidget {
   // height in axis units, 0 when none is drawn.
   double showMeasured(const QString& graphId);
   void onPlotClicked(QMouseEvent* event);
+  void onMouseMove(QMouseEvent* event);
+  void drawSelectedNode();
   void updateButtons();
 
   PlanSession* session_;
@@ -113,6 +124,9 @@ class MemoryTimelineView : public QWidget {
   QString measuredSummary_;
   SnapshotCurve snapshot_;
   ArtifactLoader* snapshotLoader_;
+  ir::NodeId selected_ = ir::kNoNode;
+  int selectedMarkers_ = 0;
+  std::vector<QCPItemStraightLine*> selectedMarkerItems_;  // owned by the plot
 };
 
 }  // namespace lathe::views

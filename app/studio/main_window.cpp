@@ -597,6 +597,7 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
 
 void MainWindow::showNode(ir::NodeId node) {
   graphView_->selectNode(node);
+  timelineView_->setSelectedNode(node);
   if (node == ir::kNoNode) {
     inspector_->clear();
     return;

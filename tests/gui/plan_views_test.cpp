@@ -19,6 +19,7 @@
 #include "passes/plan_builder.h"
 #include "passes/plan_target.h"
 #include "studio_process.h"
+#include "views/formatting.h"
 #include "views/memory_timeline_view.h"
 #include "views/node_inspector.h"
 #include "views/pipeline_panel.h"
@@ -129,7 +130,23 @@ void PlanViewsTest::jointGraphStepsThroughThePipeline() {
   const QPoint at = pixelOf(index);
   QVERIFY(executionAt(at) + 2 >= index && executionAt(at) <= index + 2);
   QTest::mouseClick(plot, Qt::LeftButton, {}, at);
-  QCOMPARE(inspector->node(), planned.schedule.nodes[executionAt(at)]);
+  const lathe::ir::NodeId clicked = planned.schedule.nodes[executionAt(at)];
+  QCOMPARE(inspector->node(), clicked);
+  // The selected node is marked at each of its executions (twice for a recomputed one).
+  const auto executions = std::count(planned.schedule.nodes.begin(), planned.schedule.nodes.end(), clicked);
+  QCOMPARE(timeline->selectedMarkers(), static_cast<int>(executions));
+  const lathe::ir::NodeId recomputed = run->stateAt(3).recompute->recomputed.front();
+  window.selectGraphNode(run->graphId, recomputed);
+  QCOMPARE(timeline->selectedMarkers(), 2);  // its forward and its recomputation
+
+  // The readout under the mouse names the execution and what is held there, as the plan has it.
+  const size_t peak = planned.timeline.peakStep;
+  const QString readout = timeline->readoutAt(static_cast<double>(peak));
+  const lathe::ir::Graph& graph = session->target()->graph();
+  QVERIFY2(readout.startsWith(QString::fromUtf8(graph.name(planned.schedule.nodes[peak])) + QStringLiteral(" · execution ")),
+           qPrintable(readout));
+  QVERIFY2(readout.contains(QStringLiteral("held ") + lathe::views::formatBytes(planned.timeline.peakBytes)), qPrintable(readout));
+  QVERIFY(timeline->readoutAt(-5).isEmpty());
 }
 
 void PlanViewsTest::inferenceGraphPlans() {
