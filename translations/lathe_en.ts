@@ -1161,6 +1161,34 @@ starts in the previous step&apos;s tail</translation>
         <source>Measured</source>
         <translation>Measured</translation>
     </message>
+    <message>
+        <source>saved</source>
+        <translation>saved</translation>
+    </message>
+    <message>
+        <source>recomputed</source>
+        <translation>recomputed</translation>
+    </message>
+    <message>
+        <source>The plan&apos;s recompute decision: kept for the backward, or computed again there</source>
+        <translation>The plan&apos;s recompute decision: kept for the backward, or computed again there</translation>
+    </message>
+    <message>
+        <source>The plan&apos;s fusion group: nodes with one number run as one kernel</source>
+        <translation>The plan&apos;s fusion group: nodes with one number run as one kernel</translation>
+    </message>
+    <message>
+        <source>FLOPs</source>
+        <translation>FLOPs</translation>
+    </message>
+    <message>
+        <source>Saved / recomputed</source>
+        <translation>Saved / recomputed</translation>
+    </message>
+    <message>
+        <source>Fusion group</source>
+        <translation>Fusion group</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::GraphView</name>

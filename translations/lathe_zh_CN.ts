@@ -1146,6 +1146,34 @@ starts in the previous step&apos;s tail</source>
         <source>Measured</source>
         <translation>实测</translation>
     </message>
+    <message>
+        <source>saved</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>recomputed</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>The plan&apos;s recompute decision: kept for the backward, or computed again there</source>
+        <translation>规划的重计算决策：为反向保留，或在反向中重新计算</translation>
+    </message>
+    <message>
+        <source>The plan&apos;s fusion group: nodes with one number run as one kernel</source>
+        <translation>规划的融合组：编号相同的节点作为一个内核运行</translation>
+    </message>
+    <message>
+        <source>FLOPs</source>
+        <translation>FLOPs</translation>
+    </message>
+    <message>
+        <source>Saved / recomputed</source>
+        <translation>保存 / 重计算</translation>
+    </message>
+    <message>
+        <source>Fusion group</source>
+        <translation>融合组</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::GraphView</name>

@@ -25,7 +25,7 @@ void GraphNodesModel::setGraph(std::shared_ptr<const ir::Graph> graph, QString g
 void GraphNodesModel::setNodeTimes(std::shared_ptr<const NodeTimes> times) {
   if (times && times->graph != graph_) return;
   times_ = std::move(times);
-  if (rowCount() > 0) emit dataChanged(index(0, EstimatedTimeColumn), index(rowCount() - 1, MeasuredTimeColumn));
+  if (rowCount() > 0) emit dataChanged(index(0, EstimatedTimeColumn), index(rowCount() - 1, FusionGroupColumn));
 }
 
 std::optional<double> GraphNodesModel::seconds(ir::NodeId node, int column) const {
@@ -72,6 +72,17 @@ QVariant GraphNodesModel::display(ir::NodeId id, int column) const {
       const std::optional<double> time = seconds(id, column);
       return time ? formatSeconds(*time) : QString();
     }
+    case FlopsColumn: return hasPlanFacts() && times_->flops[id] > 0 ? formatFlops(times_->flops[id]) : QString();
+    case DecisionColumn:
+      if (!hasPlanFacts() || times_->decision.empty()) return QString();
+      switch (times_->decision[id]) {
+        case NodeTimes::Decision::Saved: return tr("saved");
+        case NodeTimes::Decision::Recomputed: return tr("recomputed");
+        case NodeTimes::Decision::None: return QString();
+      }
+      return QString();
+    case FusionGroupColumn:
+      return hasPlanFacts() && times_->fusionGroup[id] >= 0 ? QString::number(times_->fusionGroup[id]) : QString();
     case RoleColumn: return node.role == ir::Role::Unknown ? QString() : toQString(ir::roleName(node.role));
     case SourceColumn: return sourceSummary(g, id);
     default: return {};
@@ -91,6 +102,8 @@ QVariant GraphNodesModel::data(const QModelIndex& index, int role) const {
       if (index.column() == EstimatedTimeColumn || index.column() == MeasuredTimeColumn) {
         return seconds(id, index.column()).value_or(-1);  // nodes without a time sort below zero
       }
+      if (index.column() == FlopsColumn) return hasPlanFacts() ? times_->flops[id] : 0.0;
+      if (index.column() == FusionGroupColumn) return hasPlanFacts() ? times_->fusionGroup[id] : -1;
       return display(id, index.column());
     case Qt::ToolTipRole:
       if (index.column() == TargetColumn) return toQString(graph_->target(id));
@@ -109,7 +122,8 @@ QVariant GraphNodesModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::TextAlignmentRole:
       return index.column() == IndexColumn || index.column() == BytesColumn || index.column() == EstimatedTimeColumn ||
-                     index.column() == MeasuredTimeColumn
+                     index.column() == MeasuredTimeColumn || index.column() == FlopsColumn ||
+                     index.column() == FusionGroupColumn
                  ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
                  : QVariant();
     default: return {};
@@ -122,6 +136,8 @@ QVariant GraphNodesModel::headerData(int section, Qt::Orientation orientation, i
     if (section == EstimatedTimeColumn)
       return tr("The model's estimate on the target GPU (a fused kernel's time shared among its nodes)");
     if (section == MeasuredTimeColumn) return tr("What the loaded profile measured (File › Load Profile…)");
+    if (section == DecisionColumn) return tr("The plan's recompute decision: kept for the backward, or computed again there");
+    if (section == FusionGroupColumn) return tr("The plan's fusion group: nodes with one number run as one kernel");
     return {};
   }
   if (role != Qt::DisplayRole) return {};
@@ -133,6 +149,9 @@ QVariant GraphNodesModel::headerData(int section, Qt::Orientation orientation, i
     case CategoryColumn: return tr("Category");
     case ValueColumn: return tr("Value");
     case BytesColumn: return tr("Bytes");
+    case FlopsColumn: return tr("FLOPs");
+    case DecisionColumn: return tr("Saved / recomputed");
+    case FusionGroupColumn: return tr("Fusion group");
     case EstimatedTimeColumn: return tr("Est. time");
     case MeasuredTimeColumn: return tr("Measured");
     case RoleColumn: return tr("Role");

@@ -27,6 +27,9 @@ class GraphNodesModel : public QAbstractTableModel {
     MeasuredTimeColumn,  // empty without a profile
     ValueColumn,
     BytesColumn,
+    FlopsColumn,        // the plan's: empty until it comes
+    DecisionColumn,     // saved / recomputed by the plan's recompute decision
+    FusionGroupColumn,  // the fusion group the node joins
     RoleColumn,
     OpColumn,
     SourceColumn,
@@ -41,6 +44,8 @@ class GraphNodesModel : public QAbstractTableModel {
   // The times of the graph's nodes (ignored when they are another graph's); null clears them.
   void setNodeTimes(std::shared_ptr<const NodeTimes> times);
   [[nodiscard]] bool hasMeasuredTimes() const { return times_ && !times_->measured.empty(); }
+  // The plan's FLOPs, fusion groups and decisions are there (setNodeTimes of this graph's plan).
+  [[nodiscard]] bool hasPlanFacts() const { return times_ && times_->flops.size() == static_cast<size_t>(rowCount()); }
   [[nodiscard]] const std::shared_ptr<const ir::Graph>& graph() const { return graph_; }
   [[nodiscard]] const QString& graphId() const { return graphId_; }
   [[nodiscard]] ir::NodeId nodeAt(const QModelIndex& index) const;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <nlohmann/json.hpp>
 
+#include "analysis/cost_model.h"
 #include "plan/plan_bundle.h"
 #include "util/diagnostics.h"
 
@@ -32,10 +33,23 @@ std::shared_ptr<PlanRun> completeRun(const std::shared_ptr<const passes::PlanTar
   return run;
 }
 
-std::shared_ptr<const NodeTimes> nodeTimesOf(const passes::PlanTarget& target, const AppliedProfile* profile) {
+std::shared_ptr<const NodeTimes> nodeTimesOf(const passes::PlanTarget& target, const plan::PlanState& state,
+                                             const AppliedProfile* profile) {
   auto times = std::make_shared<NodeTimes>();
   times->graph = target.sharedGraph();
   times->estimated = target.estimatedNodeSeconds();
+  const ir::Graph& graph = target.graph();
+  times->flops.resize(graph.size());
+  for (ir::NodeId id = 0; id < graph.size(); ++id) {
+    if (graph.node(id).isCall()) times->flops[id] = analysis::nodeCost(graph, id, target.hardware(), target.ops()).flops;
+  }
+  times->fusionGroup.assign(graph.size(), -1);
+  for (size_t id = 0; id < state.group.size() && id < graph.size(); ++id) times->fusionGroup[id] = state.group[id];
+  if (state.recompute) {
+    times->decision.assign(graph.size(), NodeTimes::Decision::None);
+    for (ir::NodeId id : state.recompute->saved) times->decision[id] = NodeTimes::Decision::Saved;
+    for (ir::NodeId id : state.recompute->recomputed) times->decision[id] = NodeTimes::Decision::Recomputed;
+  }
   if (profile) {
     times->measured = profile->measuredSeconds;
     times->source = toQString(profile->calibration.source);
@@ -67,7 +81,7 @@ std::shared_ptr<const PlanRun> planGraph(const std::shared_ptr<const passes::Pla
   if (profile && !run->run.finalState().offload) {
     run->modelStepSeconds = passes::plannedStep(model->context(progress), run->run.finalState()).stepSeconds;
   }
-  run->nodeTimes = nodeTimesOf(*target, profile.get());
+  run->nodeTimes = nodeTimesOf(*target, run->run.finalState(), profile.get());
   return run;
 }
 

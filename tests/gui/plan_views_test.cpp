@@ -8,6 +8,8 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QSortFilterProxyModel>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -20,6 +22,7 @@
 #include "passes/plan_target.h"
 #include "studio_process.h"
 #include "views/formatting.h"
+#include "views/graph_nodes_model.h"
 #include "views/memory_timeline_view.h"
 #include "views/node_inspector.h"
 #include "views/pipeline_panel.h"
@@ -139,10 +142,28 @@ void PlanViewsTest::jointGraphStepsThroughThePipeline() {
   window.selectGraphNode(run->graphId, recomputed);
   QCOMPARE(timeline->selectedMarkers(), 2);  // its forward and its recomputation
 
+  const lathe::ir::Graph& graph = session->target()->graph();
+  // The node table sorts by what the plan says of each node: FLOPs, saved or recomputed, fusion group.
+  auto* nodesTable = window.findChild<QTableView*>(QStringLiteral("nodesTable"));
+  auto* nodes = qobject_cast<lathe::views::GraphNodesModel*>(qobject_cast<QSortFilterProxyModel*>(nodesTable->model())->sourceModel());
+  using Nodes = lathe::views::GraphNodesModel;
+  QVERIFY(nodes->hasPlanFacts());
+  QCOMPARE(nodes->index(static_cast<int>(recomputed), Nodes::DecisionColumn).data().toString(), QStringLiteral("recomputed"));
+  const lathe::ir::NodeId saved = run->stateAt(3).recompute->saved.back();
+  QCOMPARE(nodes->index(static_cast<int>(saved), Nodes::DecisionColumn).data().toString(), QStringLiteral("saved"));
+  const lathe::plan::PlanState& state = run->stateAt(3);
+  const lathe::ir::NodeId fused = state.groups.front().nodes.front();
+  QCOMPARE(nodes->index(static_cast<int>(fused), Nodes::FusionGroupColumn).data().toInt(), state.group[fused]);
+  bool matmulFlops = false;
+  for (lathe::ir::NodeId id = 0; id < graph.size(); ++id) {
+    if (graph.target(id) == "torch.ops.aten.mm.default")
+      matmulFlops |= nodes->index(static_cast<int>(id), Nodes::FlopsColumn).data(Nodes::kSortRole).toDouble() > 0;
+  }
+  QVERIFY(matmulFlops);
+
   // The readout under the mouse names the execution and what is held there, as the plan has it.
   const size_t peak = planned.timeline.peakStep;
   const QString readout = timeline->readoutAt(static_cast<double>(peak));
-  const lathe::ir::Graph& graph = session->target()->graph();
   QVERIFY2(readout.startsWith(QString::fromUtf8(graph.name(planned.schedule.nodes[peak])) + QStringLiteral(" · execution ")),
            qPrintable(readout));
   QVERIFY2(readout.contains(QStringLiteral("held ") + lathe::views::formatBytes(planned.timeline.peakBytes)), qPrintable(readout));
