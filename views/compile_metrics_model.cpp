@@ -89,7 +89,7 @@ QVariant CompileMetricsModel::data(const QModelIndex& index, int role) const {
     if (const std::optional<double> seconds = secondsOf(m, column)) return *seconds;
     switch (column) {
       case CompileColumn: return static_cast<qulonglong>(row.compile);  // log order
-      case CacheColumn: return static_cast<qlonglong>(m.fxGraphLocal.hits + m.fxGraphRemote.hits);
+      case CacheColumn: return static_cast<qlonglong>(m.fxGraph().hits);
       case GraphBreaksColumn: return static_cast<qlonglong>(m.graphBreaks.value_or(-1));
       case GuardCountColumn: return static_cast<qlonglong>(c.guardCount.value_or(-1));
       case TotalColumn:
@@ -108,9 +108,7 @@ QVariant CompileMetricsModel::data(const QModelIndex& index, int role) const {
     case FrameColumn: return toQString(c.frameName);
     case StatusColumn: return toQString(io::compileStatusName(c.status));
     case CacheColumn: {
-      const io::CacheOutcome fx{m.fxGraphLocal.hits + m.fxGraphRemote.hits, m.fxGraphLocal.misses + m.fxGraphRemote.misses};
-      const io::CacheOutcome aot{m.aotAutogradLocal.hits + m.aotAutogradRemote.hits,
-                                 m.aotAutogradLocal.misses + m.aotAutogradRemote.misses};
+      const io::CacheOutcome fx = m.fxGraph(), aot = m.aotAutograd();
       if (!fx.any() && !aot.any()) return QString();
       return tr("FX %1/%2 · AOT %3/%4").arg(fx.hits).arg(fx.hits + fx.misses).arg(aot.hits).arg(aot.hits + aot.misses);
     }

@@ -29,19 +29,8 @@ DiffOptions& diffOptions() {
   return o;
 }
 
-bool isPlanPath(const std::string& path) {
-  std::error_code ec;
-  return path.ends_with(".json") && !std::filesystem::is_directory(path, ec);
-}
-
 std::string signedBytes(uint64_t a, uint64_t b) {
   return b >= a ? "+" + formatBytes(b - a) : "-" + formatBytes(a - b);
-}
-
-std::string estimateText(const std::string& name, double value) {
-  if (name.ends_with("_bytes")) return formatBytes(static_cast<uint64_t>(value));
-  if (name.ends_with("_seconds")) return formatSeconds(value);
-  return fmt::format("{:g}", value);
 }
 
 // --- plans -----------------------------------------------------------------------------------------
@@ -89,7 +78,7 @@ void printPlanDiff(const plan::PlanDiff& d, const DiffOptions& o) {
       delta = e.name.ends_with("_bytes") ? signedBytes(static_cast<uint64_t>(*e.a), static_cast<uint64_t>(*e.b))
                                          : fmt::format("{:+.1f}%", *e.a != 0 ? (*e.b / *e.a - 1) * 100 : 0.0);
     }
-    estimates.add({e.name, e.a ? estimateText(e.name, *e.a) : "-", e.b ? estimateText(e.name, *e.b) : "-", delta});
+    estimates.add({e.name, e.a ? formatEstimate(e.name, *e.a) : "-", e.b ? formatEstimate(e.name, *e.b) : "-", delta});
   }
   std::cout << '\n';
   estimates.print(std::cout);

@@ -44,7 +44,6 @@ MeasureOptions& measureOptions() {
   return o;
 }
 
-bool isPlanPath(const std::string& path) { return path.ends_with(".json"); }
 
 // What is measured: the graph with a plan (a bundle's, or the default pipeline's on a capture).
 struct Subject {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 
 namespace lathe::cli {
 namespace {
@@ -50,5 +51,16 @@ CLI::Option* addOutputOption(CLI::App* command, std::string& path, const std::st
           "PATH"));
 }
 
+
+bool isPlanPath(const std::string& path) {
+  std::error_code ec;
+  return path.ends_with(".json") && !std::filesystem::is_directory(path, ec);
+}
+
+std::string formatEstimate(const std::string& name, double value) {
+  if (name.ends_with("_bytes")) return formatBytes(static_cast<uint64_t>(value));
+  if (name.ends_with("_seconds")) return formatSeconds(value);
+  return fmt::format("{:g}", value);
+}
 
 }  // namespace lathe::cli

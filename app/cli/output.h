@@ -29,4 +29,10 @@ class Table {
 // error, not "write nothing").
 CLI::Option* addOutputOption(CLI::App* command, std::string& path, const std::string& description);
 
+// A path the plan-bundle reader takes: a .json file (a folder is a run folder or ranks of a capture).
+[[nodiscard]] bool isPlanPath(const std::string& path);
+
+// A plan's estimate by its name's unit: "peak_bytes" as bytes, "step_seconds" as a time, else the number.
+[[nodiscard]] std::string formatEstimate(const std::string& name, double value);
+
 }  // namespace lathe::cli

@@ -186,7 +186,8 @@ std::string compilesSection(const io::TraceLog& log) {
     Diagnostics ignored;
     const std::optional<io::GuardTree> tree = io::compileGuards(log, c, ignored);
     const std::optional<double> backward = m.backwardSeconds();
-    const int64_t hits = m.fxGraphLocal.hits + m.fxGraphRemote.hits, lookups = hits + m.fxGraphLocal.misses + m.fxGraphRemote.misses;
+    const io::CacheOutcome fx = m.fxGraph();
+    const int64_t hits = fx.hits, lookups = fx.hits + fx.misses;
     std::string reasons;
     for (const std::string& r : c.recompileReasons) reasons += escape(r) + "<br>";
     s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td>"
@@ -218,10 +219,7 @@ std::string planSection(const plan::PlanBundle& bundle, const std::optional<Fron
   std::string s = fmt::format("<h2>Plan of {} on {}</h2><p>pipeline <code>{}</code></p><table><tr><th>estimate</th><th>value</th></tr>",
                               escape(bundle.graphId), escape(bundle.hardware.name), escape(bundle.pipeline));
   for (const auto& [name, value] : bundle.estimates) {
-    const std::string text = name.ends_with("_bytes")     ? formatBytes(static_cast<uint64_t>(value))
-                             : name.ends_with("_seconds") ? formatSeconds(value)
-                                                          : fmt::format("{:g}", value);
-    s += fmt::format("<tr><td>{}</td><td class=n>{}</td></tr>", escape(name), text);
+    s += fmt::format("<tr><td>{}</td><td class=n>{}</td></tr>", escape(name), formatEstimate(name, value));
   }
   s += "</table><h3>Memory over the step</h3>" + timelineSvg(bundle.timeline) + "<p class=legend>";
   for (size_t c = 0; c < plan::kTimelineCategories; ++c) {
@@ -267,8 +265,7 @@ constexpr const char* kStyle =
 
 int runReport(const GlobalOptions& global) {
   const ReportOptions& o = reportOptions();
-  std::error_code ec;
-  const bool planInput = o.path.ends_with(".json") && !std::filesystem::is_directory(o.path, ec);
+  const bool planInput = isPlanPath(o.path);
   std::optional<plan::PlanBundle> bundle;
   std::string capture = o.path;
   if (planInput) {
@@ -280,14 +277,15 @@ int runReport(const GlobalOptions& global) {
                                  escape(std::filesystem::path(o.path).filename().string()), kStyle);
   html += fmt::format("<h1>Lathe report: {}</h1><p>{}</p>", escape(std::filesystem::path(o.path).filename().string()),
                       escape(planInput ? "plan bundle of " + capture : capture));
+  const std::vector<io::GraphListing> graphs = artifact.graphs();
   if (artifact.trace) {
     html += fmt::format("<p>TORCH_TRACE log: {} file(s), {} events, {} compiles, {} graphs</p>", artifact.trace->files.size(),
-                        artifact.trace->events.size(), artifact.trace->compiles.size(), artifact.graphs().size());
+                        artifact.trace->events.size(), artifact.trace->compiles.size(), graphs.size());
   }
-  const bool plannable = !artifact.graphs().empty();
+  const bool plannable = !graphs.empty();
   if (plannable) {
     const hw::HwProfile hardware = bundle ? bundle->hardware : hw::resolveHwProfile(o.hw);
-    const std::string graphId = bundle ? bundle->graphId : (o.graphId.empty() ? "" : selectGraph(artifact.graphs(), o.graphId).id);
+    const std::string graphId = bundle ? bundle->graphId : (o.graphId.empty() ? "" : selectGraph(graphs, o.graphId).id);
     const passes::PlanTarget target(artifact, graphId, hardware);
     const passes::PassContext context = target.context(progressFor(global));
     if (!bundle) {

@@ -37,6 +37,13 @@ struct CompileMetrics {
   std::optional<double> backwardInductorSeconds, backwardCodegenSeconds;
 
   CacheOutcome fxGraphLocal, fxGraphRemote, aotAutogradLocal, aotAutogradRemote;
+  // Local and remote lookups together.
+  [[nodiscard]] CacheOutcome fxGraph() const {
+    return {fxGraphLocal.hits + fxGraphRemote.hits, fxGraphLocal.misses + fxGraphRemote.misses};
+  }
+  [[nodiscard]] CacheOutcome aotAutograd() const {
+    return {aotAutogradLocal.hits + aotAutogradRemote.hits, aotAutogradLocal.misses + aotAutogradRemote.misses};
+  }
   std::optional<int64_t> graphBreaks;
   // Triton kernels by compile time, longest first (triton_kernel_compile_times_us, a list or its JSON text).
   std::vector<std::pair<std::string, double>> tritonKernels;
