@@ -430,6 +430,10 @@
         <source>Compile %1 logged no graph</source>
         <translation>Compile %1 logged no graph</translation>
     </message>
+    <message>
+        <source>Lifecycle</source>
+        <translation>Lifecycle</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -526,6 +530,14 @@
             <numerusform>Dynamo: %n guard</numerusform>
             <numerusform>Dynamo: %n guards</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Decompiled bytecode</source>
+        <translation>Decompiled bytecode</translation>
+    </message>
+    <message>
+        <source>Inductor output code · %1</source>
+        <translation>Inductor output code · %1</translation>
     </message>
 </context>
 <context>
@@ -1528,10 +1540,6 @@ starts in the previous step&apos;s tail</translation>
         <translation>No compile of this capture logged its guards.</translation>
     </message>
     <message>
-        <source>Guards are recorded in TORCH_TRACE logs only.</source>
-        <translation>Guards are recorded in TORCH_TRACE logs only.</translation>
-    </message>
-    <message>
         <source>%1: %2</source>
         <translation>%1: %2</translation>
     </message>
@@ -1578,6 +1586,10 @@ starts in the previous step&apos;s tail</translation>
         <source>%1 added · %2 removed · %3 changed · %4 unchanged</source>
         <translation>%1 added · %2 removed · %3 changed · %4 unchanged</translation>
     </message>
+    <message>
+        <source>Guards are recorded in TORCH_TRACE logs and MagiCompiler dumps only.</source>
+        <translation>Guards are recorded in TORCH_TRACE logs and MagiCompiler dumps only.</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::KernelExporter</name>
@@ -1614,6 +1626,166 @@ starts in the previous step&apos;s tail</translation>
             <numerusform>Compiling %n kernel with %1…</numerusform>
             <numerusform>Compiling %n kernels with %1…</numerusform>
         </translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::MagiTimelineModel</name>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
+    <message>
+        <source>cache %1</source>
+        <translation>cache %1</translation>
+    </message>
+    <message>
+        <source>cache %1 (%2)</source>
+        <translation>cache %1 (%2)</translation>
+    </message>
+    <message>
+        <source>compile %1</source>
+        <translation>compile %1</translation>
+    </message>
+    <message>
+        <source>cache store %1</source>
+        <translation>cache store %1</translation>
+    </message>
+    <message>
+        <source>%1 pieces</source>
+        <translation>%1 pieces</translation>
+    </message>
+    <message>
+        <source>%1 scheduler nodes</source>
+        <translation>%1 scheduler nodes</translation>
+    </message>
+    <message>
+        <source>shape %1</source>
+        <translation>shape %1</translation>
+    </message>
+    <message>
+        <source>restart: %1</source>
+        <translation>restart: %1</translation>
+    </message>
+    <message>
+        <source>before</source>
+        <translation>before</translation>
+    </message>
+    <message>
+        <source>after</source>
+        <translation>after</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>failed</translation>
+    </message>
+    <message>
+        <source>skipped</source>
+        <translation>skipped</translation>
+    </message>
+    <message>
+        <source>mark</source>
+        <translation>mark</translation>
+    </message>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation>Time</translation>
+    </message>
+    <message>
+        <source>Graph</source>
+        <translation>Graph</translation>
+    </message>
+    <message>
+        <source>Phase</source>
+        <translation>Phase</translation>
+    </message>
+    <message>
+        <source>Lifecycle</source>
+        <translation>Lifecycle</translation>
+    </message>
+    <message>
+        <source>Duration</source>
+        <translation>Duration</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>Details</translation>
+    </message>
+    <message>
+        <source>Files</source>
+        <translation>Files</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::MagiTimelineView</name>
+    <message>
+        <source>Time since the first event (s)</source>
+        <translation>Time since the first event (s)</translation>
+    </message>
+    <message>
+        <source>%1 · rank %2</source>
+        <translation>%1 · rank %2</translation>
+    </message>
+    <message>
+        <source>%1 has no timeline (no timeline_events/timeline.jsonl).</source>
+        <translation>%1 has no timeline (no timeline_events/timeline.jsonl).</translation>
+    </message>
+    <message>
+        <source>No MagiCompiler dump: open a magi_depyf folder to see its compile lifecycle.</source>
+        <translation>No MagiCompiler dump: open a magi_depyf folder to see its compile lifecycle.</translation>
+    </message>
+    <message>
+        <source>Lifecycle run</source>
+        <translation>Lifecycle run</translation>
+    </message>
+    <message>
+        <source>Failed run</source>
+        <translation>Failed run</translation>
+    </message>
+    <message>
+        <source>Mark (no before event)</source>
+        <translation>Mark (no before event)</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1: %n event(s) over %2</source>
+        <translation>
+            <numerusform>%1: %n event over %2</numerusform>
+            <numerusform>%1: %n events over %2</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>, %n failed run(s)</source>
+        <translation>
+            <numerusform>, %n failed run</numerusform>
+            <numerusform>, %n failed runs</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>; click a span for its event and files.</source>
+        <translation>; click a span for its event and files.</translation>
+    </message>
+    <message>
+        <source>Selected</source>
+        <translation>Selected</translation>
+    </message>
+    <message>
+        <source>MagiCompiler wrote no file for this event.</source>
+        <translation>MagiCompiler wrote no file for this event.</translation>
+    </message>
+    <message>
+        <source>Could not read %1: %2</source>
+        <translation>Could not read %1: %2</translation>
+    </message>
+    <message>
+        <source>at %1</source>
+        <translation>at %1</translation>
+    </message>
+    <message>
+        <source>took %1</source>
+        <translation>took %1</translation>
     </message>
 </context>
 <context>

@@ -426,6 +426,10 @@
         <source>Compile %1 logged no graph</source>
         <translation>编译 %1 未记录任何图</translation>
     </message>
+    <message>
+        <source>Lifecycle</source>
+        <translation>生命周期</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -518,6 +522,14 @@
         <translation>
             <numerusform>Dynamo：%n 个守卫</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Decompiled bytecode</source>
+        <translation>反编译的字节码</translation>
+    </message>
+    <message>
+        <source>Inductor output code · %1</source>
+        <translation>Inductor 输出代码 · %1</translation>
     </message>
 </context>
 <context>
@@ -1511,10 +1523,6 @@ starts in the previous step&apos;s tail</source>
         <translation>此捕获中没有任何编译记录了守卫。</translation>
     </message>
     <message>
-        <source>Guards are recorded in TORCH_TRACE logs only.</source>
-        <translation>只有 TORCH_TRACE 日志记录守卫。</translation>
-    </message>
-    <message>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
@@ -1560,6 +1568,10 @@ starts in the previous step&apos;s tail</source>
         <source>%1 added · %2 removed · %3 changed · %4 unchanged</source>
         <translation>新增 %1 · 删除 %2 · 变更 %3 · 未变 %4</translation>
     </message>
+    <message>
+        <source>Guards are recorded in TORCH_TRACE logs and MagiCompiler dumps only.</source>
+        <translation>只有 TORCH_TRACE 日志和 MagiCompiler 转储记录守卫。</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::KernelExporter</name>
@@ -1594,6 +1606,164 @@ starts in the previous step&apos;s tail</source>
         <translation>
             <numerusform>正在使用 %1 编译 %n 个内核…</numerusform>
         </translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::MagiTimelineModel</name>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>cache %1</source>
+        <translation>缓存 %1</translation>
+    </message>
+    <message>
+        <source>cache %1 (%2)</source>
+        <translation>缓存 %1（%2）</translation>
+    </message>
+    <message>
+        <source>compile %1</source>
+        <translation>编译 %1</translation>
+    </message>
+    <message>
+        <source>cache store %1</source>
+        <translation>缓存写入 %1</translation>
+    </message>
+    <message>
+        <source>%1 pieces</source>
+        <translation>%1 个分段</translation>
+    </message>
+    <message>
+        <source>%1 scheduler nodes</source>
+        <translation>%1 个调度节点</translation>
+    </message>
+    <message>
+        <source>shape %1</source>
+        <translation>形状 %1</translation>
+    </message>
+    <message>
+        <source>restart: %1</source>
+        <translation>重启：%1</translation>
+    </message>
+    <message>
+        <source>before</source>
+        <translation>开始</translation>
+    </message>
+    <message>
+        <source>after</source>
+        <translation>结束</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>skipped</source>
+        <translation>跳过</translation>
+    </message>
+    <message>
+        <source>mark</source>
+        <translation>标记</translation>
+    </message>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Graph</source>
+        <translation>图</translation>
+    </message>
+    <message>
+        <source>Phase</source>
+        <translation>阶段</translation>
+    </message>
+    <message>
+        <source>Lifecycle</source>
+        <translation>生命周期</translation>
+    </message>
+    <message>
+        <source>Duration</source>
+        <translation>耗时</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详情</translation>
+    </message>
+    <message>
+        <source>Files</source>
+        <translation>文件</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::MagiTimelineView</name>
+    <message>
+        <source>Time since the first event (s)</source>
+        <translation>距第一个事件的时间（秒）</translation>
+    </message>
+    <message>
+        <source>%1 · rank %2</source>
+        <translation>%1 · rank %2</translation>
+    </message>
+    <message>
+        <source>%1 has no timeline (no timeline_events/timeline.jsonl).</source>
+        <translation>%1 没有时间线（没有 timeline_events/timeline.jsonl）。</translation>
+    </message>
+    <message>
+        <source>No MagiCompiler dump: open a magi_depyf folder to see its compile lifecycle.</source>
+        <translation>没有 MagiCompiler 转储：打开 magi_depyf 文件夹以查看其编译生命周期。</translation>
+    </message>
+    <message>
+        <source>Lifecycle run</source>
+        <translation>生命周期运行</translation>
+    </message>
+    <message>
+        <source>Failed run</source>
+        <translation>失败的运行</translation>
+    </message>
+    <message>
+        <source>Mark (no before event)</source>
+        <translation>标记（无开始事件）</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1: %n event(s) over %2</source>
+        <translation>
+            <numerusform>%1：%n 个事件，历时 %2</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>, %n failed run(s)</source>
+        <translation>
+            <numerusform>，%n 次失败的运行</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>; click a span for its event and files.</source>
+        <translation>；点击时间段查看其事件和文件。</translation>
+    </message>
+    <message>
+        <source>Selected</source>
+        <translation>已选择</translation>
+    </message>
+    <message>
+        <source>MagiCompiler wrote no file for this event.</source>
+        <translation>MagiCompiler 没有为此事件写入文件。</translation>
+    </message>
+    <message>
+        <source>Could not read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <source>at %1</source>
+        <translation>于 %1</translation>
+    </message>
+    <message>
+        <source>took %1</source>
+        <translation>耗时 %1</translation>
     </message>
 </context>
 <context>

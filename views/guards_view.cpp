@@ -177,7 +177,7 @@ void GuardsView::setArtifact(std::shared_ptr<const io::Artifact> artifact) {
     model_->setTree(nullptr);
     diffModel_->setTrees(nullptr, nullptr);
     counts_->setText(artifact_ && artifact_->trace ? tr("No compile of this capture logged its guards.")
-                                                   : tr("Guards are recorded in TORCH_TRACE logs only."));
+                                                   : tr("Guards are recorded in TORCH_TRACE logs and MagiCompiler dumps only."));
     reasons_->clear();
     beforeCombo_->clear();
     afterCombo_->clear();

@@ -204,26 +204,79 @@ json traceInfoJson(const io::TraceLog& log, const std::vector<io::GraphListing>&
   return {{"files", files}, {"events", log.events.size()}, {"event_kinds", kinds}, {"compiles", compiles}};
 }
 
-void printTraceInfo(const io::TraceLog& log, const std::vector<io::GraphListing>& graphs) {
+json magiInfoJson(const io::MagiDump& dump) {
+  json models = json::array();
+  for (const io::MagiModel& m : dump.models) {
+    json lifecycles = json::array();
+    for (const io::MagiLifecycleTotal& t : io::magiLifecycleTotals(m))
+      lifecycles.push_back({{"lifecycle", t.lifecycle}, {"runs", t.runs}, {"failed", t.failed},
+                            {"seconds", t.timed > 0 ? json(t.seconds) : json(nullptr)},
+                            {"last_error", t.lastError}});
+    models.push_back({{"name", m.name},
+                      {"folder", m.folder.string()},
+                      {"rank", m.rank},
+                      {"timeline_events", m.timeline.size()},
+                      {"timeline_s", m.timeline.empty() ? 0.0 : m.timeline.back().seconds},
+                      {"lifecycles", lifecycles},
+                      {"compiles", m.compiles}});
+  }
+  return {{"magi_models", models}};
+}
+
+void printMagiInfo(const io::MagiDump& dump) {
+  for (const io::MagiModel& m : dump.models) {
+    std::cout << fmt::format("\nmodel {}", m.name);
+    if (m.rank >= 0) std::cout << fmt::format("  rank {}", m.rank);
+    std::cout << fmt::format("  {} compile{}", m.compiles.size(), m.compiles.size() == 1 ? "" : "s");
+    if (m.timeline.empty()) {
+      std::cout << "  no timeline\n";
+      continue;
+    }
+    std::cout << fmt::format("  timeline: {} events over {}\n", m.timeline.size(), formatSeconds(m.timeline.back().seconds));
+    Table table({"lifecycle", "runs", "failed", "time", "last error"});
+    for (const io::MagiLifecycleTotal& t : io::magiLifecycleTotals(m)) {
+      table.add({t.lifecycle, std::to_string(t.runs), std::to_string(t.failed),
+                 t.timed > 0 ? formatSeconds(t.seconds) : "-", t.lastError});
+    }
+    table.print(std::cout, "  ");
+  }
+}
+
+// A TORCH_TRACE log, or a MagiCompiler dump's compiled functions read as one (`magi` set).
+void printTraceInfo(const io::TraceLog& log, const std::vector<io::GraphListing>& graphs,
+                    const io::MagiDump* magi = nullptr) {
   uint64_t bytes = 0;
   for (const auto& f : log.files) bytes += f.bytes;
-  std::cout << fmt::format("TORCH_TRACE log: {} file{} ({}), {} events, {} compile{}, {} graphs\n", log.files.size(),
-                           log.files.size() == 1 ? "" : "s", formatBytes(bytes), log.events.size(),
-                           log.compiles.size(), log.compiles.size() == 1 ? "" : "s", graphs.size());
+  if (magi) {
+    std::cout << fmt::format("MagiCompiler dump: {} model{}, {} files read ({}), {} compile{}, {} graphs\n",
+                             magi->models.size(), magi->models.size() == 1 ? "" : "s", log.files.size(),
+                             formatBytes(bytes), log.compiles.size(), log.compiles.size() == 1 ? "" : "s",
+                             graphs.size());
+    printMagiInfo(*magi);
+  } else {
+    std::cout << fmt::format("TORCH_TRACE log: {} file{} ({}), {} events, {} compile{}, {} graphs\n",
+                             log.files.size(), log.files.size() == 1 ? "" : "s", formatBytes(bytes),
+                             log.events.size(), log.compiles.size(), log.compiles.size() == 1 ? "" : "s",
+                             graphs.size());
+  }
   for (const auto& c : log.compiles) {
     std::cout << fmt::format("\ncompile {}", c.id);
     if (c.rank >= 0) std::cout << fmt::format("  rank {}", c.rank);
     std::cout << fmt::format("  attempt {}  status {}", c.attempt, io::compileStatusName(c.status));
-    if (!c.frameName.empty()) {
+    if (!c.frameName.empty() && !c.frameFile.empty()) {
       std::string where = c.frameFile;
       if (auto slash = where.rfind('/'); slash != std::string::npos) where = where.substr(slash + 1);
       std::cout << fmt::format("  frame {} ({}:{})", c.frameName, where, c.frameLine);
+    } else if (!c.frameName.empty()) {
+      std::cout << fmt::format("  frame {}", c.frameName);
     }
     // Dynamo's guard_count metric counts more than the guards its tree prints (`lathe guards`):
     // both are shown, each named.
     Diagnostics ignored;  // the guards command reports a damaged tree
     const std::optional<io::GuardTree> tree = io::compileGuards(log, c, ignored);
-    if (tree) {
+    if (tree && !c.guardCount) {
+      std::cout << fmt::format("  guards {}", tree->leafCount());
+    } else if (tree) {
       std::cout << fmt::format("  guards {} (Dynamo's guard_count {})", tree->leafCount(), optionalText(c.guardCount));
     } else {
       std::cout << fmt::format("  Dynamo's guard_count {}", optionalText(c.guardCount));
@@ -310,6 +363,7 @@ int runInfo(const GlobalOptions& global) {
   if (o.json) {
     json out{{"path", o.path}, {"kind", io::artifactKindName(artifact.kind)}, {"graphs", graphs.size()}};
     if (artifact.trace) out.update(traceInfoJson(*artifact.trace, graphs));
+    if (artifact.magi) out.update(magiInfoJson(*artifact.magi));
     if (artifact.exported) out.update(pt2InfoJson(*artifact.exported));
     if (artifact.snapshot) out.update(snapshotInfoJson(*artifact.snapshot));
     out["diagnostics"] = diagnosticsJson(artifact.diagnostics(), o.diagnostics);
@@ -317,7 +371,7 @@ int runInfo(const GlobalOptions& global) {
     return 0;
   }
   std::cout << o.path << ": ";
-  if (artifact.trace) printTraceInfo(*artifact.trace, graphs);
+  if (artifact.trace) printTraceInfo(*artifact.trace, graphs, artifact.magi ? &*artifact.magi : nullptr);
   if (artifact.exported) printPt2Info(*artifact.exported);
   if (artifact.snapshot) {
     const json s = snapshotInfoJson(*artifact.snapshot);
@@ -421,7 +475,9 @@ void printGuardTree(const io::GuardTree& tree) {
 int runGuards(const GlobalOptions& global) {
   const auto& o = options().guards;
   const io::Artifact artifact = load(o.path, global);
-  if (!artifact.trace) throw Error(ErrorCode::BadInput, "guards are recorded in TORCH_TRACE logs only", {o.path});
+  if (!artifact.trace) {
+    throw Error(ErrorCode::BadInput, "guards are recorded in TORCH_TRACE logs and MagiCompiler dumps only", {o.path});
+  }
   const io::TraceLog& log = *artifact.trace;
   Diagnostics diagnostics;
   // A compile's guards are read by its own listing and by every later reason that points at it:
@@ -615,7 +671,8 @@ void addPathOptions(CLI::App* cmd, PathOptions& o, const std::string& what) {
 
 void registerCommands(CLI::App& app, GlobalOptions& /*global*/) {
   auto& o = options();
-  const std::string artifactHelp = "TORCH_TRACE log (file, .gz or directory of ranks), .pt2, or memory snapshot";
+  const std::string artifactHelp =
+      "TORCH_TRACE log (file, .gz or directory of ranks), .pt2, memory snapshot, or MagiCompiler magi_depyf folder";
   addPathOptions(app.add_subcommand("info", "What an artifact holds: compiles, graphs, guards, diagnostics"), o.info,
                  artifactHelp);
   addPathOptions(app.add_subcommand("graphs", "List every graph with node counts"), o.graphs, artifactHelp);
@@ -624,7 +681,7 @@ void registerCommands(CLI::App& app, GlobalOptions& /*global*/) {
   show->add_option("--graph", o.graphId, "Graph id as listed by `lathe graphs`, or its index")->required();
   show->add_option("--format", o.format, "text | json | dot")->check(CLI::IsMember({"text", "json", "dot"}));
   auto* guards = app.add_subcommand("guards", "Guard trees and recompile reasons of each compile");
-  addPathOptions(guards, o.guards, "TORCH_TRACE log");
+  addPathOptions(guards, o.guards, "TORCH_TRACE log or MagiCompiler magi_depyf folder");
   guards->add_option("--compile", o.compileId, "Only this compile id (e.g. 0/1)");
   auto* memory = app.add_subcommand("memory", "Peak and allocations over time of a CUDA memory snapshot");
   addPathOptions(memory, o.memory, "torch.cuda.memory._dump_snapshot pickle");

@@ -31,7 +31,8 @@ const QSize kScreenshotSize(1600, 1000);
 const QStringList kAvailableViews{QStringLiteral("graph"),  QStringLiteral("nodes"),    QStringLiteral("timeline"),
                                   QStringLiteral("budget"), QStringLiteral("pipeline"), QStringLiteral("gantt"),
                                   QStringLiteral("guards"), QStringLiteral("code"),     QStringLiteral("offload"),
-                                  QStringLiteral("measured"), QStringLiteral("snapshot"), QStringLiteral("compiles")};
+                                  QStringLiteral("measured"), QStringLiteral("snapshot"), QStringLiteral("compiles"),
+                                  QStringLiteral("lifecycle")};
 
 // The views' widgets (by objectName) that a screenshot reports when they are on show: every --view's,
 // and those that share a place with one (tabs of the same area).
@@ -40,7 +41,8 @@ const QStringList kReportedWidgets{
     QStringLiteral("codeView"),      QStringLiteral("memoryTimeline"),   QStringLiteral("ganttView"),
     QStringLiteral("offloadRunView"), QStringLiteral("savedTensorTable"), QStringLiteral("paretoView"),
     QStringLiteral("budgetPanel"),   QStringLiteral("nodeInspectorText"), QStringLiteral("pipelinePanel"),
-    QStringLiteral("calibrationView"), QStringLiteral("snapshotView"), QStringLiteral("compilesView")};
+    QStringLiteral("calibrationView"), QStringLiteral("snapshotView"), QStringLiteral("compilesView"),
+    QStringLiteral("magiTimelineView")};
 
 // The centre tab a view shows; the plan views share the window with the node table.
 lathe::studio::MainWindow::CentralView centralViewFor(const QString& view, bool planView) {
@@ -49,6 +51,7 @@ lathe::studio::MainWindow::CentralView centralViewFor(const QString& view, bool 
   if (view == QStringLiteral("code")) return CentralView::Code;
   if (view == QStringLiteral("snapshot")) return CentralView::Snapshot;
   if (view == QStringLiteral("compiles")) return CentralView::Compiles;
+  if (view == QStringLiteral("lifecycle")) return CentralView::Lifecycle;
   return view == QStringLiteral("nodes") || planView ? CentralView::Nodes : CentralView::Graph;
 }
 

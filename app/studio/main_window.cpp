@@ -40,6 +40,7 @@
 #include "views/calibration_view.h"
 #include "views/code_view.h"
 #include "views/compiles_view.h"
+#include "views/magi_timeline_view.h"
 #include "views/diagnostics_model.h"
 #include "views/formatting.h"
 #include "views/gantt_view.h"
@@ -516,6 +517,8 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   } else {
     selectPreferredGraph();
   }
+  // A dump whose compiles kept no graph (torch.compile's own backend) shows its lifecycle.
+  if (magiTimelineView_->hasTimeline() && treeModel_->graphCount() == 0) showCentralView(CentralView::Lifecycle);
   if (!pendingProfile.isEmpty()) planSession_->loadProfile(pendingProfile);
   emit loadFinished(true);
 }
@@ -623,6 +626,9 @@ void MainWindow::showCentralView(CentralView view) {
     case CentralView::Guards: centralTabs_->setCurrentWidget(guardsView_); break;
     case CentralView::Code: centralTabs_->setCurrentWidget(codeView_); break;
     case CentralView::Compiles: centralTabs_->setCurrentWidget(compilesView_); break;
+    case CentralView::Lifecycle:
+      if (magiTimelineView_->hasTimeline()) centralTabs_->setCurrentWidget(magiTimelineView_);
+      break;
     case CentralView::Snapshot:
       if (snapshotView_->hasSnapshot()) centralTabs_->setCurrentWidget(snapshotView_);
       break;
@@ -710,6 +716,8 @@ void MainWindow::createStageViews() {
   compilesView_ = new views::CompilesView(centralTabs_);
   centralTabs_->addTab(compilesView_, tr("Compiles"));
   connect(compilesView_, &views::CompilesView::compileActivated, this, &MainWindow::selectCompile);
+  magiTimelineView_ = new views::MagiTimelineView(centralTabs_);
+  centralTabs_->setTabVisible(centralTabs_->addTab(magiTimelineView_, tr("Lifecycle")), false);
   snapshotView_ = new views::SnapshotView(centralTabs_);
   centralTabs_->setTabVisible(centralTabs_->addTab(snapshotView_, tr("Snapshot")), false);
   connect(inspector_, &views::NodeInspector::stageNodeActivated, this, &MainWindow::selectGraphNode);
@@ -764,6 +772,8 @@ bool MainWindow::selectCompile(const QString& compileId) {
 
 void MainWindow::resetStageViews(const std::shared_ptr<const io::Artifact>& artifact) {
   compilesView_->setArtifact(artifact);
+  magiTimelineView_->setArtifact(artifact);
+  centralTabs_->setTabVisible(centralTabs_->indexOf(magiTimelineView_), magiTimelineView_->hasTimeline());
   stageLinks_->setArtifact(artifact);
   guardsView_->setArtifact(artifact);
   codeShowsFx_ = true;

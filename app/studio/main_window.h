@@ -44,6 +44,7 @@ class PlanSession;
 class SavedTensorLedgerModel;
 class SnapshotView;
 class CompilesView;
+class MagiTimelineView;
 class CodeView;
 class GuardsView;
 class KernelExporter;
@@ -88,7 +89,8 @@ class MainWindow : public QMainWindow {
   void selectPreferredNode();
 
   // The centre tabs.
-  enum class CentralView { Graph, Nodes, Guards, Code, Compiles, Snapshot };
+  // Lifecycle: a MagiCompiler dump's compile timeline (shown for dumps only).
+  enum class CentralView { Graph, Nodes, Guards, Code, Compiles, Snapshot, Lifecycle };
   void showCentralView(CentralView view);
   [[nodiscard]] views::GraphView* graphView() const { return graphView_; }
 
@@ -99,6 +101,8 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] views::SnapshotView* snapshotView() const { return snapshotView_; }
   // What each compile of a log cost, by phase.
   [[nodiscard]] views::CompilesView* compilesView() const { return compilesView_; }
+  [[nodiscard]] views::MagiTimelineView* magiTimelineView() const { return magiTimelineView_; }
+  [[nodiscard]] views::ArtifactTreeModel* treeModel() const { return treeModel_; }
   // Shows a compile's graphs: its joint graph where it has one, else its first graph.
   bool selectCompile(const QString& compileId);
   [[nodiscard]] views::NodeInspector* inspector() const { return inspector_; }
@@ -244,6 +248,7 @@ class MainWindow : public QMainWindow {
   views::CodeView* codeView_ = nullptr;
   views::SnapshotView* snapshotView_ = nullptr;
   views::CompilesView* compilesView_ = nullptr;
+  views::MagiTimelineView* magiTimelineView_ = nullptr;
   QList<QDockWidget*> hiddenForSnapshot_;  // plan docks a snapshot has no use for, shown again after it
   std::unique_ptr<views::StageLinks> stageLinks_;
   bool codeShowsFx_ = true;  // the code tab follows the graph on show (else it shows output code)

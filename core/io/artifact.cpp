@@ -50,10 +50,16 @@ Artifact loadArtifact(const std::filesystem::path& path, const Progress& progres
     case ArtifactKind::TraceLog: artifact.trace = loadTraceLog(path, progress); break;
     case ArtifactKind::ExportArchive: artifact.exported = loadPt2(path, progress); break;
     case ArtifactKind::MemorySnapshot: artifact.snapshot = loadMemorySnapshot(path, progress); break;
+    case ArtifactKind::MagiDump: {
+      MagiDumpLoad load = loadMagiDump(path, progress);
+      artifact.trace = std::move(load.log);
+      artifact.magi = std::move(load.dump);
+      break;
+    }
     case ArtifactKind::Unknown:
       throw Error(ErrorCode::BadInput,
-                  "not an artifact Lathe reads (expected a TORCH_TRACE log, a torch.export .pt2 or a CUDA memory "
-                  "snapshot pickle)",
+                  "not an artifact Lathe reads (expected a TORCH_TRACE log, a torch.export .pt2, a CUDA memory "
+                  "snapshot pickle or a MagiCompiler magi_depyf dump folder)",
                   {path.string()});
   }
   return artifact;
@@ -65,8 +71,13 @@ std::optional<GuardTree> compileGuards(const TraceLog& log, const TraceCompile& 
   const TraceLogEvent& event = log.events[static_cast<size_t>(compile.guardsEvent)];
   options.file = log.files[event.file].path.string();
   options.firstLine = event.line + 1;
-  return compile.guardFormat == GuardFormat::CppTree ? parseCppGuards(log.guards(compile), options, diagnostics)
-                                                     : parseJsonGuards(log.guards(compile), options, diagnostics);
+  switch (compile.guardFormat) {
+    case GuardFormat::CppTree: return parseCppGuards(log.guards(compile), options, diagnostics);
+    case GuardFormat::Json: return parseJsonGuards(log.guards(compile), options, diagnostics);
+    case GuardFormat::MagiTree: return parseMagiGuards(log.guards(compile), options, diagnostics);
+    case GuardFormat::None: break;
+  }
+  return std::nullopt;
 }
 
 }  // namespace lathe::io

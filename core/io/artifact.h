@@ -10,6 +10,7 @@
 #include "io/artifact_kind.h"
 #include "io/graph_listing.h"
 #include "io/guards/guards.h"
+#include "io/magi/magi_dump.h"
 #include "io/pt2/pt2.h"
 #include "io/snapshot/memory_snapshot.h"
 #include "io/trace/trace_log.h"
@@ -22,7 +23,9 @@ namespace lathe::io {
 struct Artifact {
   ArtifactKind kind = ArtifactKind::Unknown;
   std::filesystem::path path;
+  // TORCH_TRACE logs; a MagiCompiler dump's compiled functions too, read as a log holds compiles.
   std::optional<TraceLog> trace;
+  std::optional<MagiDump> magi;  // a MagiCompiler dump: its models and their compile timelines
   std::optional<Pt2Archive> exported;
   std::optional<MemorySnapshot> snapshot;
 

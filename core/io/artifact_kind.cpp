@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "io/magi/magi_dump.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
 
@@ -28,6 +29,7 @@ std::string_view artifactKindName(ArtifactKind kind) {
     case ArtifactKind::TraceLog: return "torch_trace";
     case ArtifactKind::ExportArchive: return "pt2";
     case ArtifactKind::MemorySnapshot: return "memory_snapshot";
+    case ArtifactKind::MagiDump: return "magi_depyf";
     case ArtifactKind::Unknown: return "unknown";
   }
   return "unknown";
@@ -36,6 +38,7 @@ std::string_view artifactKindName(ArtifactKind kind) {
 ArtifactKind detectArtifactKind(const std::filesystem::path& path) {
   struct stat info {};
   if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    if (isMagiDump(path)) return ArtifactKind::MagiDump;
     std::vector<std::string> unreadable;  // "path: reason" of the entries that could not be sniffed
     for (const FolderEntry& entry : listFolder(path)) {
       if (entry.directory) continue;

@@ -157,4 +157,17 @@ if "$lathe" plan "$pt2" | grep -q "^note: captured on the CPU" && ! "$lathe" pla
   echo "ok   CPU capture noted"
 else echo "FAIL the CPU capture note is missing, or shown on a CUDA capture"; failures=$((failures + 1)); fi
 
+# A MagiCompiler dump reads like a capture: its models and lifecycle in info, its pieces in graphs,
+# its guards by compile, JSON everywhere.
+magi=$src/tests/data/magi_depyf
+expect_json "info --json on a MagiCompiler dump" -- "$lathe" info --json "$magi/piecewise"
+if "$lathe" info "$magi/piecewise" > "$tmp/magi_info.txt" && grep -q ": MagiCompiler dump: 1 model" "$tmp/magi_info.txt" \
+   && grep -q "magi_backend_call" "$tmp/magi_info.txt" && grep -q "TensorifyScalarRestartAnalysis" "$tmp/magi_info.txt" \
+   && "$lathe" graphs "$magi" > "$tmp/magi_graphs.txt" && grep -q "forward/0:submod_3" "$tmp/magi_graphs.txt" \
+   && "$lathe" guards "$magi/graph_break" --compile __resume_at_108_7/0 > "$tmp/magi_guards.txt" \
+   && grep -q "TENSOR_MATCH" "$tmp/magi_guards.txt"; then
+  echo "ok   MagiCompiler dump: info, graphs and guards"
+else echo "FAIL MagiCompiler dump: $(head -c 300 "$tmp/magi_info.txt")"; failures=$((failures + 1)); fi
+expect_json "plan --json on a MagiCompiler piece" -- "$lathe" plan --json "$magi/piecewise" --graph forward/0:dynamo_output_graph
+
 [ "$failures" -eq 0 ] || { echo "$failures failed"; exit 1; }

@@ -1,5 +1,6 @@
 // Fuzzes the guard parsers (core/io/guards/guards.h) and the helpers that read their output: the same bytes
-// go to the C++ tree parser, the JSON guard parser and the recompile-reason parser.
+// go to the C++ tree parser, the JSON guard parser, MagiCompiler's guards.txt parser and the recompile-reason
+// parser.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -19,9 +20,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   lathe::Diagnostics diagnostics;
   const lathe::io::GuardTree cpp = lathe::io::parseCppGuards(input, options, diagnostics);
   const lathe::io::GuardTree json = lathe::io::parseJsonGuards(input, options, diagnostics);
+  const lathe::io::GuardTree magi = lathe::io::parseMagiGuards(input, options, diagnostics);
   const auto reasons = lathe::io::parseRecompileReasons(input, options, diagnostics);
 
-  for (const lathe::io::GuardTree* tree : {&cpp, &json}) {
+  for (const lathe::io::GuardTree* tree : {&cpp, &json, &magi}) {
+    for (uint32_t i = 0; i < tree->size(); ++i) {  // parents precede children, subtrees nest
+      const lathe::io::GuardNode& node = tree->node(i);
+      if (node.parent != lathe::io::kNoGuardNode && (node.parent >= i || tree->node(node.parent).subtreeEnd < i + 1))
+        __builtin_trap();
+    }
     (void)lathe::io::countGuardsByType(*tree);
     (void)tree->children(lathe::io::kNoGuardNode);
     for (uint32_t i = 0; i < tree->size(); ++i) {
@@ -41,5 +48,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)lathe::io::matchRecompileReason({"0/0", std::string(input), ""}, cpp);
   (void)lathe::io::diffGuards(cpp, json);
   (void)lathe::io::diffGuards(cpp, cpp);
+  (void)lathe::io::diffGuards(magi, cpp);
   return 0;
 }

@@ -29,6 +29,8 @@ constexpr int kMaxReasonParts = 16;
 constexpr std::string_view kCommentMarker = "  # ";
 constexpr std::string_view kTreeHeader = "TREE_GUARD_MANAGER:";
 constexpr std::string_view kLatencyPrefix = "Guard latency = ";
+// MagiCompiler's guards.txt keeps this many characters of each guard.
+constexpr size_t kMagiGuardWidth = 120;
 constexpr std::string_view kUserStackMarker = "\nUser stack trace:";
 
 bool isIdentChar(char c) {
@@ -319,6 +321,7 @@ class GuardTreeBuilder {
 
   GuardTree parseCpp(std::string_view payload);
   GuardTree parseJson(std::string_view payload);
+  GuardTree parseMagi(std::string_view payload);
 
  private:
   void warn(std::string code, std::string message, uint64_t payloadLine) {
@@ -652,6 +655,79 @@ void GuardTreeBuilder::addJsonLeaf(const json& item, uint64_t payloadLine) {
   tree_.nodes_.push_back(leaf);
 }
 
+GuardTree GuardTreeBuilder::parseMagi(std::string_view payload) {
+  if (payload.size() >= kMaxPayloadBytes) {
+    warn("guard_payload_too_large", "guard payload of " + std::to_string(payload.size()) + " bytes not read", 0);
+    return {};
+  }
+  // The form has no guard types: they are inferred from the code, from a table appended after the
+  // payload before any view into the text is taken (appending later could move the text).
+  tree_.text_.assign(payload);
+  for (const CodeShape& shape : kCodeShapes) appendCached(shape.type);
+  appendCached(inferGuardType(""));
+  const std::string_view all = std::string_view(tree_.text_).substr(0, payload.size());
+  const auto typeOf = [&](std::string_view code) { return cached_.at(std::string(inferGuardType(code))); };
+
+  // A manager line `[Type] (n leaf guards, m children)` is indented 4 spaces per level, its leaves
+  // `LEAF: code  # comment` and `child[i]:` lines 2 more. openManagers[d] is the manager at depth d.
+  std::vector<uint32_t> openManagers;
+  size_t leaves = 0, clipped = 0;
+  LineCursor cursor(all);
+  std::string_view line;
+  while (cursor.next(line)) {
+    const uint64_t lineIndex = cursor.index();
+    if (lineIndex % kProgressEveryLines == 0) reportProgress(cursor.offset(), all.size());
+    const size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    const std::string_view body = trimRight(line.substr(indent));
+    if (body.empty() || (body.starts_with("child[") && body.ends_with("]:"))) continue;
+    if (body == "closure_vars:") break;  // the guard functions' closure (8 at most), not guards
+    if (body.starts_with("... (") && body.ends_with("children omitted)")) {
+      warn("guard_tree_clipped", "MagiCompiler printed the guard tree only to depth 32: " +
+                                     std::string(body.substr(5, body.size() - 6)), lineIndex);
+      continue;
+    }
+    GuardNode node;
+    node.line = options_.firstLine + lineIndex;
+    if (body.starts_with('[')) {
+      const size_t close = body.find(']');
+      if (close == std::string_view::npos || close == 1 || indent % 4 != 0 || indent / 4 > openManagers.size()) {
+        warn("guard_line_unparsed", "unreadable guard manager: " + std::string(body.substr(0, 80)), lineIndex);
+        continue;
+      }
+      node.kind = GuardNodeKind::Manager;
+      node.depth = static_cast<uint32_t>(indent / 4);
+      node.type = ref(body.substr(1, close - 1));
+    } else if (body.starts_with("LEAF: ") && indent % 4 == 2 && indent / 4 < openManagers.size()) {
+      node.kind = GuardNodeKind::Leaf;
+      node.depth = static_cast<uint32_t>(indent / 4 + 1);
+      const std::string_view text = body.substr(6);
+      parseLeafText(text, findCommentStart(text), node);
+      node.type = typeOf(tree_.text(node.code));
+      ++leaves;
+      // MagiCompiler keeps the first 120 characters of each guard (its writer's limit).
+      if (text.size() == kMagiGuardWidth) ++clipped;
+    } else {
+      warn("guard_line_unparsed", "not a guard tree line: " + std::string(body.substr(0, 80)), lineIndex);
+      continue;
+    }
+    node.parent = node.depth > 0 ? openManagers[node.depth - 1] : kNoGuardNode;
+    if (node.kind == GuardNodeKind::Manager) {
+      openManagers.resize(node.depth);
+      openManagers.push_back(static_cast<uint32_t>(tree_.nodes_.size()));
+    }
+    tree_.nodes_.push_back(node);
+  }
+  if (clipped > 0) {
+    diagnostics_.note("guards_clipped",
+                      std::to_string(clipped) + " of " + std::to_string(leaves) +
+                          " guards end at MagiCompiler's 120-character cut: their code and source are incomplete",
+                      {options_.file, options_.firstLine});
+  }
+  reportProgress(all.size(), all.size());
+  finalize();
+  return std::move(tree_);
+}
+
 std::vector<uint32_t> GuardTree::children(uint32_t index) const {
   std::vector<uint32_t> result;
   uint32_t end = static_cast<uint32_t>(nodes_.size());
@@ -679,6 +755,10 @@ GuardTree parseCppGuards(std::string_view payload, const GuardParseOptions& opti
 
 GuardTree parseJsonGuards(std::string_view payload, const GuardParseOptions& options, Diagnostics& diagnostics) {
   return GuardTreeBuilder(options, diagnostics).parseJson(payload);
+}
+
+GuardTree parseMagiGuards(std::string_view payload, const GuardParseOptions& options, Diagnostics& diagnostics) {
+  return GuardTreeBuilder(options, diagnostics).parseMagi(payload);
 }
 
 std::vector<GuardTypeCount> countGuardsByType(const GuardTree& tree) {

@@ -104,6 +104,13 @@ class GuardTree {
 [[nodiscard]] GuardTree parseJsonGuards(std::string_view payload, const GuardParseOptions& options,
                                         Diagnostics& diagnostics);
 
+// Parses a MagiCompiler `guards.txt` (magi_depyf's compiled_functions/<fn>/entry_<k>/): managers
+// `[RootGuardManager] (n leaf guards, m children)` indented 4 spaces per level, leaves `LEAF: code  #
+// comment` and `child[i]:` lines 2 more, then `closure_vars:` (not read). It prints no guard types (inferred from the code, as for
+// the JSON form) and no manager sources; guards cut at its 120-character limit get one note.
+[[nodiscard]] GuardTree parseMagiGuards(std::string_view payload, const GuardParseOptions& options,
+                                        Diagnostics& diagnostics);
+
 struct GuardTypeCount {
   std::string type;
   size_t count = 0;

@@ -44,7 +44,8 @@ struct StackFrame {
 enum class CompileStatus : uint8_t { Ok, Failed, Unknown };
 [[nodiscard]] std::string_view compileStatusName(CompileStatus status);  // "ok", "failed", "unknown"
 
-enum class GuardFormat : uint8_t { None, CppTree, Json };  // dynamo_cpp_guards_str text / dynamo_guards JSON
+// dynamo_cpp_guards_str text / dynamo_guards JSON / MagiCompiler's guards.txt (io/magi/magi_dump.h)
+enum class GuardFormat : uint8_t { None, CppTree, Json, MagiTree };
 
 // One compile attempt: everything logged under one compile id (frame/frame_compile_id/attempt,
 // compiled autograd id) in one file, i.e. by one process.

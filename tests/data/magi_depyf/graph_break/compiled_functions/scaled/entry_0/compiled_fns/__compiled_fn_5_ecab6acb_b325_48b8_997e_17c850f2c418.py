@@ -1,0 +1,1 @@
+# __compiled_fn_5_ecab6acb_b325_48b8_997e_17c850f2c418 (backend=eager)

@@ -1,0 +1,1 @@
+# __compiled_fn_9_6906d5b5_2164_40de_ad6c_53b0075c2cea (backend=eager)

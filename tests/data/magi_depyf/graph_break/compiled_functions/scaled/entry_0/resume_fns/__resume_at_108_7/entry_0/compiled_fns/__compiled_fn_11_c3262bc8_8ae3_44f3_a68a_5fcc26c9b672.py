@@ -1,0 +1,1 @@
+# __compiled_fn_11_c3262bc8_8ae3_44f3_a68a_5fcc26c9b672 (backend=eager)

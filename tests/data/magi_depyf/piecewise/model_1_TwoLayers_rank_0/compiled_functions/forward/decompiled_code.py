@@ -1,0 +1,4 @@
+def forward(self, x):
+    for layer in iter(self.layers):
+        x = layer(x)
+    return x

@@ -1,0 +1,1 @@
+<torch._inductor.standalone_compile.CacheCompiledArtifact object at 0x7fdc90838b10>

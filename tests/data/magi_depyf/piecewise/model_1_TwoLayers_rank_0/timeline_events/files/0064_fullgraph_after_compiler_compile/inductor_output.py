@@ -1,0 +1,1 @@
+<torch._inductor.standalone_compile.CacheCompiledArtifact object at 0x7fdc8b9b7a10>
