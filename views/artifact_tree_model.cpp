@@ -131,27 +131,28 @@ void ArtifactTreeModel::build() {
           guards->details = tr("Dynamo: %n guard(s)", nullptr, static_cast<int>(*compile.guardCount));
         }
       }
-      int inductorCode = 0;
-      for (size_t k = 0; k < compile.outputCodeEvents.size(); ++k) {
-        const io::TraceLogEvent& event = log.events[compile.outputCodeEvents[k]];
-        // A MagiCompiler dump adds the frame's decompiled bytecode and names each piece's code.
-        QString codeName;
-        if (event.kind == "magi_decompiled_code") {
-          codeName = tr("Decompiled bytecode");
-        } else if (const size_t slash = event.name.find('/'); slash != std::string::npos) {
-          codeName = tr("Inductor output code · %1").arg(toQString(std::string_view(event.name).substr(0, slash)));
-        } else {
-          codeName = inductorCode == 0 ? tr("Inductor output code") : tr("Inductor output code #%1").arg(inductorCode + 1);
-        }
-        const bool isInductorCode = event.kind == "inductor_output_code";
-        const auto codeIndex = static_cast<size_t>(inductorCode);
-        inductorCode += isInductorCode;
-        Item* code = group->add(ItemKind::Code, codeName);
+      const auto addCode = [&](QString label, size_t eventIndex) {
+        const std::string& payload = log.events[eventIndex].payload;
+        Item* code = group->add(ItemKind::Code, std::move(label));
         code->compile = group->compile;
-        code->codeEvent = static_cast<int64_t>(compile.outputCodeEvents[k]);
+        code->codeEvent = static_cast<int64_t>(eventIndex);
         code->details =
-            tr("%n line(s)", nullptr, static_cast<int>(std::count(event.payload.begin(), event.payload.end(), '\n') + 1));
-        if (isInductorCode && codeIndex < postGradGraphs.size()) code->codeGraphId = toQString(postGradGraphs[codeIndex]);
+            tr("%n line(s)", nullptr, static_cast<int>(std::count(payload.begin(), payload.end(), '\n') + 1));
+        return code;
+      };
+      if (compile.decompiledCodeEvent >= 0) {
+        addCode(tr("Decompiled bytecode"), static_cast<size_t>(compile.decompiledCodeEvent));
+      }
+      for (size_t k = 0; k < compile.outputCodeEvents.size(); ++k) {
+        // A MagiCompiler dump names each piece's code `submod_<k>/inductor_output.py`.
+        const std::string_view eventName = log.events[compile.outputCodeEvents[k]].name;
+        const size_t slash = eventName.find('/');
+        Item* code = addCode(slash != std::string_view::npos
+                                 ? tr("Inductor output code · %1").arg(toQString(eventName.substr(0, slash)))
+                             : k == 0 ? tr("Inductor output code")
+                                      : tr("Inductor output code #%1").arg(k + 1),
+                             compile.outputCodeEvents[k]);
+        if (k < postGradGraphs.size()) code->codeGraphId = toQString(postGradGraphs[k]);
         code->toolTip = code->codeGraphId;
       }
     }

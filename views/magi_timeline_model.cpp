@@ -19,6 +19,10 @@ void MagiTimelineModel::setModel(std::shared_ptr<const io::Artifact> artifact, i
       modelIndex < static_cast<int>(artifact_->magi->models.size())) {
     model_ = &artifact_->magi->models[static_cast<size_t>(modelIndex)];
   }
+  details_.clear();
+  if (model_) {
+    for (const io::MagiTimelineEvent& e : model_->timeline) details_.push_back(details(e));
+  }
   endResetModel();
 }
 
@@ -50,9 +54,9 @@ QString MagiTimelineModel::details(const io::MagiTimelineEvent& event) {
     return it->is_string() ? toQString(it->get_ref<const std::string&>()) : toQString(it->dump());
   };
   QStringList parts;
-  if (const QString error = text("exception_type"); !error.isEmpty()) {
+  if (!event.error.empty()) {
     const QString message = text("exception_message");
-    parts << (message.isEmpty() ? error : tr("%1: %2").arg(error, message));
+    parts << (message.isEmpty() ? toQString(event.error) : tr("%1: %2").arg(toQString(event.error), message));
   }
   if (const QString load = text("load_result"); !load.isEmpty()) {
     const QString reason = text("reason");
@@ -101,7 +105,7 @@ QVariant MagiTimelineModel::data(const QModelIndex& index, int role) const {
     case DurationColumn:
       if (!e.durationS) return sort ? QVariant(-1.0) : QVariant();
       return sort ? QVariant(*e.durationS) : QVariant(formatSeconds(*e.durationS));
-    case DetailsColumn: return details(e);
+    case DetailsColumn: return details_[static_cast<size_t>(index.row())];
     case FilesColumn: {
       QStringList names;
       for (const auto& file : e.files) names << QString::fromStdString(file.filename().string());

@@ -6,6 +6,7 @@
 
 #include <QAbstractTableModel>
 #include <memory>
+#include <vector>
 
 #include "io/artifact.h"
 
@@ -34,13 +35,14 @@ class MagiTimelineModel : public QAbstractTableModel {
   [[nodiscard]] QVariant headerData(int section, Qt::Orientation orientation,
                                     int role = Qt::DisplayRole) const override;
 
+ private:
   // "TensorifyScalarRestartAnalysis", "cache miss (entry_not_found)", "5 pieces": what an event's
   // attributes tell a reader, empty when nothing.
   [[nodiscard]] static QString details(const io::MagiTimelineEvent& event);
 
- private:
   std::shared_ptr<const io::Artifact> artifact_;
   const io::MagiModel* model_ = nullptr;
+  std::vector<QString> details_;  // per row, read off the attributes once
 };
 
 }  // namespace lathe::views

@@ -305,7 +305,10 @@ void MagiTimelineView::onMouseMove(QMouseEvent* event) {
   const io::MagiTimelineEvent& e = model_->eventAt(row);
   QStringList lines{toQString(e.name), tr("at %1").arg(formatSeconds(e.seconds))};
   if (e.durationS) lines << tr("took %1").arg(formatSeconds(*e.durationS));
-  if (const QString details = MagiTimelineModel::details(e); !details.isEmpty()) lines << details;
+  if (const QString details = model_->index(row, MagiTimelineModel::DetailsColumn).data().toString();
+      !details.isEmpty()) {
+    lines << details;
+  }
   QToolTip::showText(event->globalPosition().toPoint(), lines.join(QLatin1Char('\n')), plot_);
 }
 

@@ -11,6 +11,8 @@
 #include "io/fx/fx_text.h"
 #include "util/diagnostics.h"
 #include "util/input.h"
+#include "util/json_fields.h"
+#include "util/json_limits.h"
 
 namespace lathe::io {
 namespace fs = std::filesystem;
@@ -110,14 +112,17 @@ std::optional<double> parseRelativeTime(std::string_view text) {
   return any ? std::optional<double>(total) : std::nullopt;
 }
 
-const std::string* stringAt(const json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
-}
-
-std::optional<double> numberAt(const json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
+// One timeline line: a JSON object, bounded as every document users hand us; nullopt when it is
+// not one.
+std::optional<json> parseTimelineLine(std::string_view line, const std::string& source) {
+  try {
+    json object = parseJsonBounded<json>(line, source);
+    if (object.is_object()) return object;
+  } catch (const json::exception&) {
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::BadInput) throw;
+  }
+  return std::nullopt;
 }
 
 // `<scope>_<phase>_<lifecycle>`: scope "fullgraph" or "subgraph_<k>".
@@ -220,33 +225,34 @@ class DumpLoader {
       begin = end + 1;
       ++lineNumber;
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      const json object = json::parse(line, nullptr, /*allow_exceptions=*/false);
-      const json* attributes = object.is_object() ? &object : nullptr;
-      if (!attributes || !stringAt(object, "name")) {
+      const std::optional<json> parsed = parseTimelineLine(line, model.timelineFile.string());
+      if (!parsed || !stringField(*parsed, "name")) {
         result_.log.diagnostics.warn("magi_timeline_line_unreadable", "not a timeline event (a JSON object with a name)",
                                      {model.timelineFile.string(), lineNumber});
         continue;
       }
+      const json& object = *parsed;
       MagiTimelineEvent event;
       event.line = lineNumber;
-      event.name = *stringAt(object, "name");
-      if (auto it = object.find("index"); it != object.end() && it->is_number_integer()) event.index = it->get<int64_t>();
+      event.name = *stringField(object, "name");
+      event.index = intField(object, "index").value_or(0);
       if (auto it = object.find("attributes"); it != object.end() && it->is_object()) {
         event.attributes = it->dump();
-        if (const std::string* scope = stringAt(*it, "scope")) event.scope = *scope;
+        if (const std::string* scope = stringField(*it, "scope")) event.scope = *scope;
         // A pass of one piece: its scope reads "subgraph", the piece is named apart.
-        if (const std::string* piece = stringAt(*it, "subgraph")) event.scope = *piece;
-        if (const std::string* lifecycle = stringAt(*it, "lifecycle_name")) event.lifecycle = *lifecycle;
-        if (auto ms = numberAt(*it, "duration_ms")) event.durationS = *ms / 1e3;
+        if (const std::string* piece = stringField(*it, "subgraph")) event.scope = *piece;
+        if (const std::string* lifecycle = stringField(*it, "lifecycle_name")) event.lifecycle = *lifecycle;
+        if (auto ms = numberField(*it, "duration_ms")) event.durationS = *ms / 1e3;
+        if (const std::string* error = stringField(*it, "exception_type")) event.error = *error;
       } else {
         event.attributes = "{}";
       }
       splitEventName(event);
       // Seconds from the epoch timestamps (exact); the rounded relative_time text when there are none.
-      if (auto timestamp = numberAt(object, "timestamp")) {
+      if (auto timestamp = numberField(object, "timestamp")) {
         if (!firstTimestamp) firstTimestamp = *timestamp;
         event.seconds = *timestamp - *firstTimestamp;
-      } else if (const std::string* relative = stringAt(object, "relative_time")) {
+      } else if (const std::string* relative = stringField(object, "relative_time")) {
         event.seconds = parseRelativeTime(*relative).value_or(0);
       }
       if (auto it = object.find("files"); it != object.end() && it->is_array() && !it->empty()) {
@@ -321,8 +327,7 @@ class DumpLoader {
 
   // A graph file of a compile: parsed and listed under `id` with `kind`; text that holds no graph
   // (MagiCompiler writes a one-line header for graphs it did not capture) stays a file event.
-  void addGraph(const fs::path& path, const std::string& id, const std::string& kind, int32_t compile,
-                const std::string& parent = {}) {
+  void addGraph(const fs::path& path, const std::string& id, const std::string& kind, int32_t compile) {
     std::optional<std::string> text = readText(path);
     if (!text) return;
     TraceCompile& c = result_.log.compiles[static_cast<size_t>(compile)];
@@ -351,7 +356,6 @@ class DumpLoader {
     entry.id = id;
     entry.compileId = c.id;
     entry.kind = kind;
-    entry.parent = parent;
     entry.rank = c.rank;
     entry.event = event;
     entry.compile = compile;
@@ -390,9 +394,8 @@ class DumpLoader {
     // Dynamo's transformed bytecode, decompiled: how the frame calls its graphs and resume functions.
     if (fs::is_regular_file(folder / "decompiled_code.py", ec)) {
       if (auto text = readText(folder / "decompiled_code.py")) {
-        const size_t event = addFileEvent(folder / "decompiled_code.py", std::move(*text), "magi_decompiled_code",
-                                          model.rank, index);
-        log.compiles[static_cast<size_t>(index)].outputCodeEvents.push_back(event);
+        log.compiles[static_cast<size_t>(index)].decompiledCodeEvent = static_cast<int64_t>(
+            addFileEvent(folder / "decompiled_code.py", std::move(*text), "magi_decompiled_code", model.rank, index));
       }
     }
     if (fs::is_regular_file(folder / "guards.txt", ec)) {
@@ -459,17 +462,6 @@ class DumpLoader {
 
 }  // namespace
 
-std::string_view magiPhaseName(MagiPhase phase) {
-  switch (phase) {
-    case MagiPhase::Before: return "before";
-    case MagiPhase::After: return "after";
-    case MagiPhase::Failed: return "failed";
-    case MagiPhase::Skipped: return "skipped";
-    case MagiPhase::Mark: return "mark";
-  }
-  return "mark";
-}
-
 std::vector<MagiLifecycleTotal> magiLifecycleTotals(const MagiModel& model) {
   std::vector<MagiLifecycleTotal> totals;
   std::map<std::string, size_t> byName;
@@ -483,9 +475,7 @@ std::vector<MagiLifecycleTotal> magiLifecycleTotals(const MagiModel& model) {
     t.seconds += e.durationS.value_or(0);
     if (e.phase == MagiPhase::Failed) {
       ++t.failed;
-      const json attributes = json::parse(e.attributes, nullptr, false);
-      if (const std::string* type = attributes.is_object() ? stringAt(attributes, "exception_type") : nullptr)
-        t.lastError = *type;
+      if (!e.error.empty()) t.lastError = e.error;
     }
   }
   std::stable_sort(totals.begin(), totals.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
@@ -493,12 +483,7 @@ std::vector<MagiLifecycleTotal> magiLifecycleTotals(const MagiModel& model) {
 }
 
 bool isMagiDump(const fs::path& path) {
-  if (!isFolder(path)) return false;
-  try {
-    return !findModelFolders(path).empty();
-  } catch (const Error&) {
-    return false;
-  }
+  return isFolder(path) && !findModelFolders(path).empty();  // unlistable folders are skipped, not thrown
 }
 
 MagiDumpLoad loadMagiDump(const fs::path& path, const Progress& progress) {

@@ -24,7 +24,6 @@
 namespace lathe::io {
 
 enum class MagiPhase : uint8_t { Before, After, Failed, Skipped, Mark };
-[[nodiscard]] std::string_view magiPhaseName(MagiPhase phase);  // "before", "after", "failed", "skipped", "mark"
 
 // One line of timeline.jsonl.
 struct MagiTimelineEvent {
@@ -37,6 +36,7 @@ struct MagiTimelineEvent {
   // After/failed events: the lifecycle's duration as logged, else the time since its before event.
   std::optional<double> durationS;
   std::string attributes;            // the attributes object as JSON text
+  std::string error;                 // attributes.exception_type (failed events), else empty
   std::vector<std::filesystem::path> files;  // the event's files that exist, in the order listed
   uint64_t line = 0;                 // in timeline.jsonl
 };

@@ -17,6 +17,7 @@
 #include "io/fx/fx_text.h"
 #include "io/trace/detail/trace_record.h"
 #include "util/input.h"
+#include "util/json_fields.h"
 
 namespace lathe::io {
 namespace {
@@ -40,18 +41,6 @@ constexpr std::array<std::string_view, 11> kGraphArtifacts = {
 template <size_t N>
 bool isOneOf(std::string_view s, const std::array<std::string_view, N>& set) {
   return std::find(set.begin(), set.end(), s) != set.end();
-}
-
-std::optional<int64_t> intField(const json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<int64_t>();
-}
-
-const std::string* stringField(const json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return nullptr;
-  return it->get_ptr<const std::string*>();
 }
 
 std::string dumpJson(const json& value) {

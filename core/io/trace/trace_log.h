@@ -74,6 +74,8 @@ struct TraceCompile {
   int64_t guardsEvent = -1;  // event holding the guards payload (see TraceLog::guards), -1 when none
   GuardFormat guardFormat = GuardFormat::None;
   std::vector<size_t> outputCodeEvents;  // inductor_output_code events; their payload is the code
+  // A MagiCompiler dump's decompiled Dynamo bytecode of this cache entry (magi_dump.h), -1 when none.
+  int64_t decompiledCodeEvent = -1;
 
   std::vector<size_t> events;  // indices into TraceLog::events, in log order
   std::vector<size_t> graphs;  // indices into TraceLog::graphs
