@@ -434,6 +434,46 @@
         <source>Lifecycle</source>
         <translation>Lifecycle</translation>
     </message>
+    <message>
+        <source>Export &amp;Report…</source>
+        <translation>Export &amp;Report…</translation>
+    </message>
+    <message>
+        <source>Write one self-contained HTML file with the plan on show, its pictures, the compiles and the diagnostics, as lathe report does</source>
+        <translation>Write one self-contained HTML file with the plan on show, its pictures, the compiles and the diagnostics, as lathe report does</translation>
+    </message>
+    <message>
+        <source>Export Report</source>
+        <translation>Export Report</translation>
+    </message>
+    <message>
+        <source>HTML reports (*.html);;All files (*)</source>
+        <translation>HTML reports (*.html);;All files (*)</translation>
+    </message>
+    <message>
+        <source>Writing the report of %1 to %2…</source>
+        <translation>Writing the report of %1 to %2…</translation>
+    </message>
+    <message>
+        <source>Writing the report to %1 (no plan on show: compiles and diagnostics only)…</source>
+        <translation>Writing the report to %1 (no plan on show: compiles and diagnostics only)…</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>cancelled</translation>
+    </message>
+    <message>
+        <source>Could not write the report to %1</source>
+        <translation>Could not write the report to %1</translation>
+    </message>
+    <message>
+        <source>Could not write the report to %1; no file was changed.</source>
+        <translation>Could not write the report to %1; no file was changed.</translation>
+    </message>
+    <message>
+        <source>Wrote the report to %1</source>
+        <translation>Wrote the report to %1</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>

@@ -430,6 +430,46 @@
         <source>Lifecycle</source>
         <translation>生命周期</translation>
     </message>
+    <message>
+        <source>Export &amp;Report…</source>
+        <translation>导出报告(&amp;R)…</translation>
+    </message>
+    <message>
+        <source>Write one self-contained HTML file with the plan on show, its pictures, the compiles and the diagnostics, as lathe report does</source>
+        <translation>写出一个自包含的 HTML 文件，包含当前计划及其图片、各次编译和诊断信息，与 lathe report 相同</translation>
+    </message>
+    <message>
+        <source>Export Report</source>
+        <translation>导出报告</translation>
+    </message>
+    <message>
+        <source>HTML reports (*.html);;All files (*)</source>
+        <translation>HTML 报告 (*.html);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Writing the report of %1 to %2…</source>
+        <translation>正在将 %1 的报告写入 %2…</translation>
+    </message>
+    <message>
+        <source>Writing the report to %1 (no plan on show: compiles and diagnostics only)…</source>
+        <translation>正在将报告写入 %1（当前没有计划：仅包含编译和诊断信息）…</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>Could not write the report to %1</source>
+        <translation>无法将报告写入 %1</translation>
+    </message>
+    <message>
+        <source>Could not write the report to %1; no file was changed.</source>
+        <translation>无法将报告写入 %1；没有文件被更改。</translation>
+    </message>
+    <message>
+        <source>Wrote the report to %1</source>
+        <translation>已将报告写入 %1</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>

@@ -57,10 +57,4 @@ bool isPlanPath(const std::string& path) {
   return path.ends_with(".json") && !std::filesystem::is_directory(path, ec);
 }
 
-std::string formatEstimate(const std::string& name, double value) {
-  if (name.ends_with("_bytes")) return formatBytes(static_cast<uint64_t>(value));
-  if (name.ends_with("_seconds")) return formatSeconds(value);
-  return fmt::format("{:g}", value);
-}
-
 }  // namespace lathe::cli

@@ -1,7 +1,7 @@
 // Output helpers for the CLI: aligned text tables, human-readable sizes, the -o option.
 #pragma once
 
-#include "util/format.h"  // formatBytes, formatSeconds, for every command
+#include "util/format.h"  // formatBytes, formatSeconds, formatEstimate, for every command
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -31,8 +31,5 @@ CLI::Option* addOutputOption(CLI::App* command, std::string& path, const std::st
 
 // A path the plan-bundle reader takes: a .json file (a folder is a run folder or ranks of a capture).
 [[nodiscard]] bool isPlanPath(const std::string& path);
-
-// A plan's estimate by its name's unit: "peak_bytes" as bytes, "step_seconds" as a time, else the number.
-[[nodiscard]] std::string formatEstimate(const std::string& name, double value);
 
 }  // namespace lathe::cli

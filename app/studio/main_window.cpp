@@ -473,6 +473,7 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   graphTitle_->setText(tr("No graph selected"));
   if (!outcome.artifact) {
     treeModel_->clear();
+    updatePlanFileActions();
     lastOpenError_ = outcome.error;
     diagnosticsModel_->setLoadError(outcome.error, outcome.errorLocation);
     diagnosticsDock_->show();
@@ -483,6 +484,7 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
     return;
   }
   treeModel_->setArtifact(outcome.artifact);
+  updatePlanFileActions();  // a report needs an artifact, not a plan
   const bool snapshot = outcome.artifact->snapshot && outcome.snapshotTimeline;
   showSnapshotLayout(snapshot);
   if (snapshot) {

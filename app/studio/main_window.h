@@ -141,6 +141,9 @@ class MainWindow : public QMainWindow {
   // `folder` (kernelExporter() reports the stages and the outcome).
   void exportKernels(const QString& folder);
   [[nodiscard]] views::KernelExporter* kernelExporter() const { return kernelExporter_; }
+  // File › Export Report… without the dialog: passes::htmlReport of the artifact on show, with the
+  // plan on show where there is one, written in the background (reportExported when done).
+  void exportReport(const QString& path);
   // The plan file that holds the run on show (the one it was opened from or last saved to), "" when
   // none does.
   [[nodiscard]] QString planFile() const;
@@ -156,6 +159,8 @@ class MainWindow : public QMainWindow {
   void planOpened(bool ok);
   // A Save Plan ended: the path written, or why nothing was.
   void planSaved(bool ok, const QString& pathOrError);
+  // An Export Report ended: the path written, or why nothing was.
+  void reportExported(bool ok, const QString& pathOrError);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -204,6 +209,8 @@ class MainWindow : public QMainWindow {
   void onPlanSaved(const views::JobOutcome<QString>& saved);
   void exportKernelsDialog();
   void onKernelsExported(const views::KernelExportOutcome& outcome);
+  void exportReportDialog();
+  void onReportExported(const views::JobOutcome<QString>& written);
 
   // Measured profiles (main_window_plans.cpp).
   void createProfileActions(QMenu* file);
@@ -276,10 +283,14 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const views::PlanRun> kernelRefsRun_;
   QAction* savePlanAction_ = nullptr;
   QAction* exportKernelsAction_ = nullptr;
+  QAction* exportReportAction_ = nullptr;
   // A save is never cancelled: the window waits for it as it goes, so the file is written whole.
   views::JobTracker planSaves_;
   QString savingTo_;
   std::shared_ptr<const views::PlanRun> savingRun_;
+  // A report is written whole or not at all (atomically); a new load drops the one in flight.
+  views::JobTracker reportExports_;
+  QString reportingTo_;
   views::KernelExporter* kernelExporter_ = nullptr;
   std::shared_ptr<const views::PlanRun> exportingRun_;
   QLabel* exportStage_ = nullptr;

@@ -1,6 +1,6 @@
 // The main window's plan files: a plan opened (its graph planned with its pipeline and target, then
-// checked against the bundle's decisions), File › Save Plan… and File › Export Kernels…, and the
-// measured profiles that price the plan (File › Load Profile…, Clear Profile).
+// checked against the bundle's decisions), File › Save Plan…, File › Export Kernels… and File ›
+// Export Report…, and the measured profiles that price the plan (File › Load Profile…, Clear Profile).
 #include <QAction>
 #include <QDir>
 #include <QDockWidget>
@@ -18,8 +18,11 @@
 
 #include "kernels/export_bundle.h"
 #include "kernels/toolchain.h"
+#include "passes/plan_builder.h"
+#include "passes/plan_report.h"
 #include "main_window.h"
 #include "plan/plan_bundle.h"
+#include "util/atomic_write.h"
 #include "util/diagnostics.h"
 #include "views/artifact_loader.h"
 #include "views/artifact_tree_model.h"
@@ -59,6 +62,10 @@ void MainWindow::createPlanFileActions(QMenu* file) {
   exportKernelsAction_->setObjectName(QStringLiteral("exportKernels"));
   exportKernelsAction_->setStatusTip(
       tr("Generate and compile CUDA kernels for the plan's fusion groups into a folder, as lathe export does"));
+  exportReportAction_ = file->addAction(tr("Export &Report…"), this, &MainWindow::exportReportDialog);
+  exportReportAction_->setObjectName(QStringLiteral("exportReport"));
+  exportReportAction_->setStatusTip(tr("Write one self-contained HTML file with the plan on show, its pictures, the compiles and "
+                                       "the diagnostics, as lathe report does"));
   connect(planSession_, &views::PlanSession::started, this, &MainWindow::updatePlanFileActions);
   connect(planSession_, &views::PlanSession::finished, this, &MainWindow::updatePlanFileActions);
   connect(planSession_, &views::PlanSession::graphChanged, this, &MainWindow::updatePlanFileActions);
@@ -86,6 +93,9 @@ void MainWindow::updatePlanFileActions() {
   const std::shared_ptr<const views::PlanRun> run = planSession_->busy() ? nullptr : planSession_->planRun();
   savePlanAction_->setEnabled(run && !planSaves_.busy());
   exportKernelsAction_->setEnabled(run && !run->run.finalState().groups.empty() && !kernelExporter_->busy());
+  // Without a plan the report still has the compiles and diagnostics; while one is on its way, the
+  // report waits for it.
+  exportReportAction_->setEnabled(treeModel_->artifact() && !planSession_->busy() && !reportExports_.busy());
 }
 
 QString MainWindow::planFile() const {
@@ -219,6 +229,65 @@ void MainWindow::onPlanSaved(const views::JobOutcome<QString>& saved) {
   planFileRun_ = savingRun_;
   statusBar()->showMessage(tr("Saved the plan of %1 to %2").arg(savingRun_->graphId, savingTo_));
   emit planSaved(true, savingTo_);
+}
+
+// --- Export Report ------------------------------------------------------------------------------
+
+void MainWindow::exportReportDialog() {
+  if (!treeModel_->artifact()) return;
+  const QString shown = planFile().isEmpty() ? loader_->path() : planFile();
+  const QFileInfo info(shown);
+  const QString proposed = info.absoluteDir().filePath(info.completeBaseName() + QStringLiteral(".report.html"));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export Report"), proposed, tr("HTML reports (*.html);;All files (*)"));
+  if (!path.isEmpty()) exportReport(path);
+}
+
+void MainWindow::exportReport(const QString& path) {
+  const std::shared_ptr<const io::Artifact> artifact = treeModel_->artifact();
+  if (!artifact || reportExports_.busy()) return;
+  const auto run = planSession_->busy() ? nullptr : planSession_->planRun();
+  const QString plan = run ? planFile() : QString();
+  std::error_code ec;
+  const std::string capture = std::filesystem::absolute(artifact->path, ec).string();
+  passes::ReportHeading heading;
+  heading.title = QFileInfo(plan.isEmpty() ? QString::fromStdString(artifact->path.string()) : plan).fileName().toStdString();
+  heading.source = plan.isEmpty() ? capture : "plan bundle of " + capture;
+  reportingTo_ = path;
+  reportExports_.start(
+      [artifact, run, capture, heading, path](const views::JobProgress& progress) {
+        std::string html;
+        if (run) {
+          const plan::PlanBundle bundle =
+              passes::buildPlanBundle(run->target->context(progress), run->run, capture, run->graphId.toStdString());
+          html = passes::htmlReport(*artifact, heading, run->target.get(), &bundle, progress);
+        } else {
+          html = passes::htmlReport(*artifact, heading, nullptr, nullptr, progress);
+        }
+        progress.checkCancelled();  // a cancelled report leaves no file
+        writeFileAtomic(path.toStdString(), html);
+        return path;
+      },
+      [this](const views::JobOutcome<QString>& written) { onReportExported(written); });
+  statusBar()->showMessage(run ? tr("Writing the report of %1 to %2…").arg(run->graphId, path)
+                               : tr("Writing the report to %1 (no plan on show: compiles and diagnostics only)…").arg(path));
+  updatePlanFileActions();
+}
+
+void MainWindow::onReportExported(const views::JobOutcome<QString>& written) {
+  updatePlanFileActions();
+  if (!written.value) {
+    const QString& error = written.error.cancelled ? tr("cancelled") : written.error.message;
+    statusBar()->showMessage(tr("Could not write the report to %1").arg(reportingTo_));
+    if (!written.error.cancelled) {
+      showMessage(this, QMessageBox::Warning, tr("Export Report"),
+                  tr("Could not write the report to %1; no file was changed.").arg(reportingTo_), error);
+    }
+    emit reportExported(false, error);
+    return;
+  }
+  statusBar()->showMessage(tr("Wrote the report to %1").arg(reportingTo_));
+  emit reportExported(true, reportingTo_);
 }
 
 // --- Export Kernels -----------------------------------------------------------------------------

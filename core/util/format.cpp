@@ -48,4 +48,12 @@ std::string formatMilliseconds(double seconds) {
   return text.data();
 }
 
+std::string formatEstimate(std::string_view name, double value) {
+  if (name.ends_with("_bytes")) return formatBytes(static_cast<uint64_t>(std::max(0.0, value)));
+  if (name.ends_with("_seconds")) return formatSeconds(value);
+  std::array<char, 48> text{};
+  std::snprintf(text.data(), text.size(), "%g", value);
+  return text.data();
+}
+
 }  // namespace lathe

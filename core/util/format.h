@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace lathe {
 
@@ -17,5 +18,9 @@ namespace lathe {
 
 // Estimated times in the passes' diffs: 0.0123 -> "12.300 ms".
 [[nodiscard]] std::string formatMilliseconds(double seconds);
+
+// A named quantity by its name's unit, as plans name their estimates and statistics:
+// ("peak_bytes", 1.5e9) -> "1.40 GiB", ("step_seconds", 0.0123) -> "12.30 ms", ("saved", 3) -> "3".
+[[nodiscard]] std::string formatEstimate(std::string_view name, double value);
 
 }  // namespace lathe

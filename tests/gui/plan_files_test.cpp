@@ -39,6 +39,7 @@
 #include "plan/plan_bind.h"
 #include "plan/plan_bundle.h"
 #include "studio_process.h"
+#include "util/format.h"
 #include "views/artifact_tree_model.h"
 #include "views/budget_panel.h"
 #include "views/formatting.h"
@@ -138,6 +139,7 @@ class PlanFilesTest : public QObject {
   void exportKernelsWritesTheBundle();
   void cancelledExportLeavesTheFolderAsItWas();
   void exportRefusesAFolderThatIsNoBundle();
+  void exportedReportIsThePlanOnShow();
 
  private:
   QTemporaryDir dir_;
@@ -561,6 +563,67 @@ void PlanFilesTest::exportRefusesAFolderThatIsNoBundle() {
            qPrintable(outcome.error));
   QCOMPARE(entriesOf(folder.path()), QStringList{QStringLiteral("notes.txt")});
   QVERIFY(planMessage(window));
+}
+
+// File › Export Report… writes passes::htmlReport of the plan on show: its graph, pipeline and
+// peak, the pictures, the compiles; a folder that is missing gets nothing and a message; a snapshot
+// (no graph, no plan) still gets its diagnostics.
+void PlanFilesTest::exportedReportIsThePlanOnShow() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QAction* report = window.findChild<QAction*>(QStringLiteral("exportReport"));
+  QVERIFY(!report->isEnabled());  // nothing open
+  QVERIFY(openAndPlan(window, kTinyTrain));
+  QVERIFY(report->isEnabled());
+  lathe::views::PlanSession* session = window.planSession();
+  QSignalSpy planned(session, &lathe::views::PlanSession::finished);
+  session->run(QString::fromStdString(kPipeline));
+  QVERIFY(planned.wait(180000));
+  QVERIFY(planned.first().first().toBool());
+  const auto run = session->planRun();
+
+  const QString nowhere = dir_.filePath(QStringLiteral("missing/report.html"));
+  {
+    QSignalSpy written(&window, &MainWindow::reportExported);
+    window.exportReport(nowhere);
+    QVERIFY(written.wait(60000));
+    QVERIFY(!written.first().first().toBool());
+    QVERIFY(!QFileInfo::exists(nowhere));
+    QVERIFY(planMessage(window));
+    planMessage(window)->close();
+  }
+
+  const QString path = dir_.filePath(QStringLiteral("tiny.report.html"));
+  QSignalSpy written(&window, &MainWindow::reportExported);
+  window.exportReport(path);
+  QVERIFY(!report->isEnabled());  // while it is written
+  QVERIFY(written.wait(60000));
+  QVERIFY2(written.first().first().toBool(), qPrintable(written.first().at(1).toString()));
+  QVERIFY(report->isEnabled());
+  QFile file(path);
+  QVERIFY(file.open(QIODevice::ReadOnly));
+  const QString html = QString::fromUtf8(file.readAll());
+  QVERIFY(html.startsWith(QStringLiteral("<!DOCTYPE html>")));
+  QVERIFY(html.contains(QStringLiteral("Plan of %1 on %2").arg(run->graphId, run->hardware)));
+  QVERIFY(html.contains(QString::fromStdString(kPipeline).toHtmlEscaped()));
+  QVERIFY(html.contains(QString::fromStdString(lathe::formatBytes(run->planned.back().timeline.peakBytes))));
+  QCOMPARE(html.count(QStringLiteral("<svg")), 2);  // the memory timeline and the frontier
+  QVERIFY(html.contains(QStringLiteral("<h2>Compiles</h2>")));
+  QVERIFY(!html.contains(QStringLiteral("<script")));
+
+  // A snapshot has no graph to plan: its report is what it holds.
+  QVERIFY(waitForLoad(window, [&] { window.openPath(sample("snapshots/llama3_8b_2l_train_snapshot.pickle")); }));
+  QVERIFY(report->isEnabled());
+  const QString snapshotReport = dir_.filePath(QStringLiteral("snapshot.report.html"));
+  QSignalSpy snapshotWritten(&window, &MainWindow::reportExported);
+  window.exportReport(snapshotReport);
+  QVERIFY(snapshotWritten.wait(60000));
+  QVERIFY2(snapshotWritten.first().first().toBool(), qPrintable(snapshotWritten.first().at(1).toString()));
+  QFile snapshotFile(snapshotReport);
+  QVERIFY(snapshotFile.open(QIODevice::ReadOnly));
+  const QString snapshotHtml = QString::fromUtf8(snapshotFile.readAll());
+  QVERIFY(snapshotHtml.contains(QStringLiteral("<h2>Diagnostics")));
+  QVERIFY(!snapshotHtml.contains(QStringLiteral("Plan of")));
 }
 
 QTEST_MAIN(PlanFilesTest)

@@ -23,5 +23,13 @@ TEST(FormatBytes, BinaryUnitsWithThreeSignificantDigitsUnlessAskedForMore) {
   EXPECT_EQ(formatBytes(1023, 4), "1023 B");
 }
 
+TEST(FormatEstimate, ReadsTheUnitFromTheName) {
+  EXPECT_EQ(formatEstimate("peak_bytes", 1536), "1.50 KiB");
+  EXPECT_EQ(formatEstimate("step_seconds", 0.0123), "12.30 ms");
+  EXPECT_EQ(formatEstimate("saved_values", 3), "3");
+  EXPECT_EQ(formatEstimate("ratio", 0.125), "0.125");
+  EXPECT_EQ(formatEstimate("peak_bytes", -1), "0 B");  // a negative size is not a huge one
+}
+
 }  // namespace
 }  // namespace lathe
