@@ -474,6 +474,26 @@
         <source>Wrote the report to %1</source>
         <translation>Wrote the report to %1</translation>
     </message>
+    <message>
+        <source>&amp;Compare With…</source>
+        <translation>&amp;Compare With…</translation>
+    </message>
+    <message>
+        <source>Compare the graph on show with a graph of another capture, or its plan with a plan bundle</source>
+        <translation>Compare the graph on show with a graph of another capture, or its plan with a plan bundle</translation>
+    </message>
+    <message>
+        <source>Compare With</source>
+        <translation>Compare With</translation>
+    </message>
+    <message>
+        <source>Captures and plans (*.log *.gz *.txt *.pt2 *.json);;All files (*)</source>
+        <translation>Captures and plans (*.log *.gz *.txt *.pt2 *.json);;All files (*)</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>Compare</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -849,6 +869,147 @@
     </message>
 </context>
 <context>
+    <name>lathe::views::CompareView</name>
+    <message>
+        <source>planned step time</source>
+        <translation>planned step time</translation>
+    </message>
+    <message>
+        <source>compute time</source>
+        <translation>compute time</translation>
+    </message>
+    <message>
+        <source>planned peak</source>
+        <translation>planned peak</translation>
+    </message>
+    <message>
+        <source>executions</source>
+        <translation>executions</translation>
+    </message>
+    <message>
+        <source>kernel launches</source>
+        <translation>kernel launches</translation>
+    </message>
+    <message>
+        <source>Open B…</source>
+        <translation>Open B…</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Cancel</translation>
+    </message>
+    <message>
+        <source>Compare with a graph of another capture, or with a plan bundle and its graph</source>
+        <translation>Compare with a graph of another capture, or with a plan bundle and its graph</translation>
+    </message>
+    <message>
+        <source>A:</source>
+        <translation>A:</translation>
+    </message>
+    <message>
+        <source>B:</source>
+        <translation>B:</translation>
+    </message>
+    <message>
+        <source>Calls</source>
+        <translation>Calls</translation>
+    </message>
+    <message>
+        <source>Plan</source>
+        <translation>Plan</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+    <message>
+        <source>B − A</source>
+        <translation>B − A</translation>
+    </message>
+    <message>
+        <source>%1 · %2 (the graph on show)</source>
+        <translation>%1 · %2 (the graph on show)</translation>
+    </message>
+    <message>
+        <source>no graph on show</source>
+        <translation>no graph on show</translation>
+    </message>
+    <message>
+        <source>loading %1…</source>
+        <translation>loading %1…</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>cancelled</translation>
+    </message>
+    <message>
+        <source>this artifact</source>
+        <translation>this artifact</translation>
+    </message>
+    <message>
+        <source>%1 was not opened (%2); the comparison on show is unchanged.</source>
+        <translation>%1 was not opened (%2); the comparison on show is unchanged.</translation>
+    </message>
+    <message>
+        <source>Select a graph: it is A, compared with B.</source>
+        <translation>Select a graph: it is A, compared with B.</translation>
+    </message>
+    <message>
+        <source>No graph to compare with: open another capture or a plan bundle as B.</source>
+        <translation>No graph to compare with: open another capture or a plan bundle as B.</translation>
+    </message>
+    <message numerus="yes">
+        <source>The same graph: all %n node(s) match (by name, inputs by position, by op and source line).</source>
+        <translation>
+            <numerusform>The same graph: all %n node match (by name, inputs by position, by op and source line).</numerusform>
+            <numerusform>The same graph: all %n nodes match (by name, inputs by position, by op and source line).</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>A has %1 nodes, B %2. Matched %3 by name, %4 inputs by position and %5 by op and source line; &lt;b&gt;%6 changed, %7 only in A, %8 only in B&lt;/b&gt;. Double-click a row to show its node in A.</source>
+        <translation>A has %1 nodes, B %2. Matched %3 by name, %4 inputs by position and %5 by op and source line; &lt;b&gt;%6 changed, %7 only in A, %8 only in B&lt;/b&gt;. Double-click a row to show its node in A.</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Plans&lt;/b&gt; A: %1 on %2 · B: %3 on %4%5</source>
+        <translation>&lt;b&gt;Plans&lt;/b&gt; A: %1 on %2 · B: %3 on %4%5</translation>
+    </message>
+    <message>
+        <source> (different graphs: decisions compared by node name)</source>
+        <translation> (different graphs: decisions compared by node name)</translation>
+    </message>
+    <message>
+        <source>at the peak: %1</source>
+        <translation>at the peak: %1</translation>
+    </message>
+    <message>
+        <source>values saved for the backward</source>
+        <translation>values saved for the backward</translation>
+    </message>
+    <message>
+        <source>values recomputed</source>
+        <translation>values recomputed</translation>
+    </message>
+    <message>
+        <source>saved only by this plan</source>
+        <translation>saved only by this plan</translation>
+    </message>
+    <message>
+        <source>fusion groups</source>
+        <translation>fusion groups</translation>
+    </message>
+    <message numerus="yes">
+        <source>… %n more</source>
+        <translation>
+            <numerusform>… %n more</numerusform>
+            <numerusform>… %n more</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>lathe::views::CompileMetricsModel</name>
     <message>
         <source>Compile %1 of %2 (%3:%4)</source>
@@ -1153,6 +1314,65 @@ starts in the previous step&apos;s tail</translation>
     <message>
         <source> · node times measured by %1</source>
         <translation> · node times measured by %1</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GraphDiffModel</name>
+    <message>
+        <source>changed</source>
+        <translation>changed</translation>
+    </message>
+    <message>
+        <source>only in A</source>
+        <translation>only in A</translation>
+    </message>
+    <message>
+        <source>only in B</source>
+        <translation>only in B</translation>
+    </message>
+    <message>
+        <source>kind</source>
+        <translation>kind</translation>
+    </message>
+    <message>
+        <source>op</source>
+        <translation>op</translation>
+    </message>
+    <message>
+        <source>value</source>
+        <translation>value</translation>
+    </message>
+    <message>
+        <source>name (matched by op and source line)</source>
+        <translation>name (matched by op and source line)</translation>
+    </message>
+    <message>
+        <source>Change</source>
+        <translation>Change</translation>
+    </message>
+    <message>
+        <source>Node in A</source>
+        <translation>Node in A</translation>
+    </message>
+    <message>
+        <source>Node in B</source>
+        <translation>Node in B</translation>
+    </message>
+    <message>
+        <source>Op</source>
+        <translation>Op</translation>
+    </message>
+    <message>
+        <source>Value in A</source>
+        <translation>Value in A</translation>
+    </message>
+    <message>
+        <source>Value in B</source>
+        <translation>Value in B</translation>
+    </message>
+    <message>
+        <source>What differs</source>
+        <translation>What differs</translation>
     </message>
 </context>
 <context>
@@ -2888,6 +3108,18 @@ reserved %3</translation>
     <message>
         <source>file</source>
         <translation>file</translation>
+    </message>
+    <message>
+        <source>could not compare with %1: %2</source>
+        <translation>could not compare with %1: %2</translation>
+    </message>
+    <message>
+        <source>Compare the graph on show with a capture or plan bundle (.json), as File › Compare With… does, and show the Compare tab.</source>
+        <translation>Compare the graph on show with a capture or plan bundle (.json), as File › Compare With… does, and show the Compare tab.</translation>
+    </message>
+    <message>
+        <source>path</source>
+        <translation>path</translation>
     </message>
 </context>
 </TS>

@@ -470,6 +470,26 @@
         <source>Wrote the report to %1</source>
         <translation>已将报告写入 %1</translation>
     </message>
+    <message>
+        <source>&amp;Compare With…</source>
+        <translation>比较(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>Compare the graph on show with a graph of another capture, or its plan with a plan bundle</source>
+        <translation>将当前图与另一个捕获中的图比较，或将其计划与计划包比较</translation>
+    </message>
+    <message>
+        <source>Compare With</source>
+        <translation>比较</translation>
+    </message>
+    <message>
+        <source>Captures and plans (*.log *.gz *.txt *.pt2 *.json);;All files (*)</source>
+        <translation>捕获和计划 (*.log *.gz *.txt *.pt2 *.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>比较</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -837,6 +857,145 @@
     </message>
 </context>
 <context>
+    <name>lathe::views::CompareView</name>
+    <message>
+        <source>planned step time</source>
+        <translation>计划步时间</translation>
+    </message>
+    <message>
+        <source>compute time</source>
+        <translation>计算时间</translation>
+    </message>
+    <message>
+        <source>planned peak</source>
+        <translation>计划峰值</translation>
+    </message>
+    <message>
+        <source>executions</source>
+        <translation>执行次数</translation>
+    </message>
+    <message>
+        <source>kernel launches</source>
+        <translation>内核启动次数</translation>
+    </message>
+    <message>
+        <source>Open B…</source>
+        <translation>打开 B…</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Compare with a graph of another capture, or with a plan bundle and its graph</source>
+        <translation>与另一个捕获中的图比较，或与计划包及其图比较</translation>
+    </message>
+    <message>
+        <source>A:</source>
+        <translation>A：</translation>
+    </message>
+    <message>
+        <source>B:</source>
+        <translation>B：</translation>
+    </message>
+    <message>
+        <source>Calls</source>
+        <translation>调用数</translation>
+    </message>
+    <message>
+        <source>Plan</source>
+        <translation>计划</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+    <message>
+        <source>B − A</source>
+        <translation>B − A</translation>
+    </message>
+    <message>
+        <source>%1 · %2 (the graph on show)</source>
+        <translation>%1 · %2（当前显示的图）</translation>
+    </message>
+    <message>
+        <source>no graph on show</source>
+        <translation>没有显示图</translation>
+    </message>
+    <message>
+        <source>loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>this artifact</source>
+        <translation>此工件</translation>
+    </message>
+    <message>
+        <source>%1 was not opened (%2); the comparison on show is unchanged.</source>
+        <translation>未能打开 %1（%2）；当前比较保持不变。</translation>
+    </message>
+    <message>
+        <source>Select a graph: it is A, compared with B.</source>
+        <translation>选择一个图：它是 A，与 B 比较。</translation>
+    </message>
+    <message>
+        <source>No graph to compare with: open another capture or a plan bundle as B.</source>
+        <translation>没有可比较的图：打开另一个捕获或计划包作为 B。</translation>
+    </message>
+    <message numerus="yes">
+        <source>The same graph: all %n node(s) match (by name, inputs by position, by op and source line).</source>
+        <translation>
+            <numerusform>同一个图：全部 %n 个节点都匹配（按名称、输入按位置、按算子和源代码行）。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>A has %1 nodes, B %2. Matched %3 by name, %4 inputs by position and %5 by op and source line; &lt;b&gt;%6 changed, %7 only in A, %8 only in B&lt;/b&gt;. Double-click a row to show its node in A.</source>
+        <translation>A 有 %1 个节点，B 有 %2 个。按名称匹配 %3 个，按位置匹配 %4 个输入，按算子和源代码行匹配 %5 个；&lt;b&gt;%6 个已更改，%7 个仅在 A 中，%8 个仅在 B 中&lt;/b&gt;。双击一行以显示其在 A 中的节点。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Plans&lt;/b&gt; A: %1 on %2 · B: %3 on %4%5</source>
+        <translation>&lt;b&gt;计划&lt;/b&gt; A：%1，于 %2 · B：%3，于 %4%5</translation>
+    </message>
+    <message>
+        <source> (different graphs: decisions compared by node name)</source>
+        <translation>（不同的图：按节点名称比较决策）</translation>
+    </message>
+    <message>
+        <source>at the peak: %1</source>
+        <translation>峰值时：%1</translation>
+    </message>
+    <message>
+        <source>values saved for the backward</source>
+        <translation>为反向保存的值</translation>
+    </message>
+    <message>
+        <source>values recomputed</source>
+        <translation>重计算的值</translation>
+    </message>
+    <message>
+        <source>saved only by this plan</source>
+        <translation>仅此计划保存</translation>
+    </message>
+    <message>
+        <source>fusion groups</source>
+        <translation>融合组</translation>
+    </message>
+    <message numerus="yes">
+        <source>… %n more</source>
+        <translation>
+            <numerusform>… 另有 %n 个</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>lathe::views::CompileMetricsModel</name>
     <message>
         <source>Compile %1 of %2 (%3:%4)</source>
@@ -1138,6 +1297,65 @@ starts in the previous step&apos;s tail</source>
     <message>
         <source> · node times measured by %1</source>
         <translation> · 节点耗时由 %1 实测</translation>
+    </message>
+</context>
+<context>
+    <name>lathe::views::GraphDiffModel</name>
+    <message>
+        <source>changed</source>
+        <translation>已更改</translation>
+    </message>
+    <message>
+        <source>only in A</source>
+        <translation>仅在 A 中</translation>
+    </message>
+    <message>
+        <source>only in B</source>
+        <translation>仅在 B 中</translation>
+    </message>
+    <message>
+        <source>kind</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>op</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>name (matched by op and source line)</source>
+        <translation>名称（按算子和源代码行匹配）</translation>
+    </message>
+    <message>
+        <source>Change</source>
+        <translation>变化</translation>
+    </message>
+    <message>
+        <source>Node in A</source>
+        <translation>A 中的节点</translation>
+    </message>
+    <message>
+        <source>Node in B</source>
+        <translation>B 中的节点</translation>
+    </message>
+    <message>
+        <source>Op</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>Value in A</source>
+        <translation>A 中的值</translation>
+    </message>
+    <message>
+        <source>Value in B</source>
+        <translation>B 中的值</translation>
+    </message>
+    <message>
+        <source>What differs</source>
+        <translation>差异</translation>
     </message>
 </context>
 <context>
@@ -2854,6 +3072,18 @@ reserved %3</source>
     <message>
         <source>file</source>
         <translation>文件</translation>
+    </message>
+    <message>
+        <source>could not compare with %1: %2</source>
+        <translation>无法与 %1 比较：%2</translation>
+    </message>
+    <message>
+        <source>Compare the graph on show with a capture or plan bundle (.json), as File › Compare With… does, and show the Compare tab.</source>
+        <translation>将当前图与捕获或计划包 (.json) 比较（与 文件 › 比较… 相同），并显示比较标签页。</translation>
+    </message>
+    <message>
+        <source>path</source>
+        <translation>路径</translation>
     </message>
 </context>
 </TS>

@@ -16,6 +16,7 @@
 #include "main_window.h"
 #include "views/graph_view.h"
 #include "views/plan_file.h"
+#include "views/compare_view.h"
 #include "views/plan_session.h"
 
 namespace {
@@ -32,7 +33,7 @@ const QStringList kAvailableViews{QStringLiteral("graph"),  QStringLiteral("node
                                   QStringLiteral("budget"), QStringLiteral("pipeline"), QStringLiteral("gantt"),
                                   QStringLiteral("guards"), QStringLiteral("code"),     QStringLiteral("offload"),
                                   QStringLiteral("measured"), QStringLiteral("snapshot"), QStringLiteral("compiles"),
-                                  QStringLiteral("lifecycle")};
+                                  QStringLiteral("lifecycle"), QStringLiteral("compare")};
 
 // The views' widgets (by objectName) that a screenshot reports when they are on show: every --view's,
 // and those that share a place with one (tabs of the same area).
@@ -42,7 +43,7 @@ const QStringList kReportedWidgets{
     QStringLiteral("offloadRunView"), QStringLiteral("savedTensorTable"), QStringLiteral("paretoView"),
     QStringLiteral("budgetPanel"),   QStringLiteral("nodeInspectorText"), QStringLiteral("pipelinePanel"),
     QStringLiteral("calibrationView"), QStringLiteral("snapshotView"), QStringLiteral("compilesView"),
-    QStringLiteral("magiTimelineView")};
+    QStringLiteral("magiTimelineView"), QStringLiteral("compareView")};
 
 // The centre tab a view shows; the plan views share the window with the node table.
 lathe::studio::MainWindow::CentralView centralViewFor(const QString& view, bool planView) {
@@ -52,6 +53,7 @@ lathe::studio::MainWindow::CentralView centralViewFor(const QString& view, bool 
   if (view == QStringLiteral("snapshot")) return CentralView::Snapshot;
   if (view == QStringLiteral("compiles")) return CentralView::Compiles;
   if (view == QStringLiteral("lifecycle")) return CentralView::Lifecycle;
+  if (view == QStringLiteral("compare")) return CentralView::Compare;
   return view == QStringLiteral("nodes") || planView ? CentralView::Nodes : CentralView::Graph;
 }
 
@@ -111,8 +113,10 @@ void reportShownWidgets(const QWidget& window) {
 }
 
 // `profile`: a lathe.profile/1 file to price the plan with ("" for none); one that is not applied
-// writes no picture and exits 2.
-int takeScreenshot(const QString& output, const QString& path, const QString& view, const QString& profile) {
+// writes no picture and exits 2. `compare`: a capture or plan opened as B of the Compare tab once
+// the plan on show is ready ("" for none); one that does not open exits 2.
+int takeScreenshot(const QString& output, const QString& path, const QString& view, const QString& profile,
+                   const QString& compare) {
   using lathe::studio::MainWindow;
   MainWindow window(MainWindow::Options{.useSettings = false});
   window.resize(kScreenshotSize);
@@ -179,6 +183,22 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
     } else if (session->frontierBusy()) {
       QObject::connect(session, &lathe::views::PlanSession::frontierReady, &window, [&] { grabWhenPlanned(); },
                        Qt::SingleShotConnection);
+    } else if (!compare.isEmpty() && window.compareView()->pathB().isEmpty()) {
+      QObject::connect(
+          window.compareView(), &lathe::views::CompareView::bLoaded, &window,
+          [&](bool ok, const QString& error) {
+            if (ok) {
+              grabWhenPlanned();
+              return;
+            }
+            printError(QCoreApplication::translate("main", "could not compare with %1: %2").arg(compare, error));
+            QCoreApplication::exit(kExitBadInput);
+          },
+          Qt::SingleShotConnection);
+      window.compareWith(compare);
+    } else if (window.compareView()->busy()) {
+      QObject::connect(window.compareView(), &lathe::views::CompareView::planDiffChanged, &window, [&] { grabWhenPlanned(); },
+                       Qt::SingleShotConnection);
     } else {
       grab();
     }
@@ -186,7 +206,7 @@ int takeScreenshot(const QString& output, const QString& path, const QString& vi
   // An opened plan is on show once its pipeline run has come back (and been checked) too, and so is a
   // plan priced with a profile.
   const bool planPath = lathe::views::isPlanPath(path);
-  const bool waitsForPlan = planPath || !profile.isEmpty();
+  const bool waitsForPlan = planPath || !profile.isEmpty() || !compare.isEmpty();
   lathe::views::GraphView* graphView = window.graphView();
   QObject::connect(&window, &MainWindow::loadFinished, &window, [&](bool ok) {
     if (!ok) {
@@ -269,8 +289,14 @@ int main(int argc, char** argv) {
       QCoreApplication::translate("main", "Price the plan with a lathe.profile/1 file (lathe measure -o), as File › "
                                           "Load Profile… does."),
       QCoreApplication::translate("main", "file"));
+  const QCommandLineOption compare(
+      QStringLiteral("compare"),
+      QCoreApplication::translate("main", "Compare the graph on show with a capture or plan bundle (.json), as File › "
+                                          "Compare With… does, and show the Compare tab."),
+      QCoreApplication::translate("main", "path"));
   parser.addOption(screenshot);
   parser.addOption(view);
+  parser.addOption(compare);
   parser.addOption(profile);
   parser.addOption(language);
   parser.addPositionalArgument(QStringLiteral("path"),
@@ -304,7 +330,7 @@ int main(int argc, char** argv) {
   }
 
   if (parser.isSet(screenshot))
-    return takeScreenshot(parser.value(screenshot), path, parser.value(view), parser.value(profile));
+    return takeScreenshot(parser.value(screenshot), path, parser.value(view), parser.value(profile), parser.value(compare));
 
   // A language change rebuilds the window, so that every string is read again, on the same capture
   // and profile and with the same layout (the old window saves it as it closes; the new one restores it).
@@ -323,5 +349,6 @@ int main(int argc, char** argv) {
     window = std::move(next);
   };
   openWindow(path, parser.value(profile));
+  if (parser.isSet(compare)) window->compareWith(parser.value(compare));
   return QApplication::exec();
 }

@@ -39,6 +39,7 @@
 #include "views/budget_panel.h"
 #include "views/calibration_view.h"
 #include "views/code_view.h"
+#include "views/compare_view.h"
 #include "views/compiles_view.h"
 #include "views/magi_timeline_view.h"
 #include "views/diagnostics_model.h"
@@ -355,6 +356,9 @@ void MainWindow::createMenus() {
     showPlanView(PlanView::Timeline);
     timelineView_->chooseSnapshot();
   });
+  QAction* compare = file->addAction(tr("&Compare With…"), this, &MainWindow::compareWithDialog);
+  compare->setObjectName(QStringLiteral("compareWith"));
+  compare->setStatusTip(tr("Compare the graph on show with a graph of another capture, or its plan with a plan bundle"));
   createProfileActions(file);
   file->addSeparator();
   createPlanFileActions(file);
@@ -446,6 +450,18 @@ void MainWindow::openDirectoryDialog() {
   if (!path.isEmpty()) openPath(path);
 }
 
+void MainWindow::compareWithDialog() {
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Compare With"), QFileInfo(shownPath_).absolutePath(),
+      tr("Captures and plans (*.log *.gz *.txt *.pt2 *.json);;All files (*)"));
+  if (!path.isEmpty()) compareWith(path);
+}
+
+void MainWindow::compareWith(const QString& path) {
+  compareView_->openB(path);
+  showCentralView(CentralView::Compare);
+}
+
 void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   const QString pendingProfile = std::exchange(pendingProfile_, {});
   progressBar_->hide();
@@ -467,6 +483,8 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   openingPlan_ = outcome.plan;
   inspector_->clear();
   resetStageViews(outcome.artifact);
+  compareView_->setA(outcome.artifact, {}, nullptr);
+  compareView_->setPlanA(nullptr);
   nodesModel_->setGraph(nullptr, {});
   graphView_->clear();
   planSession_->setGraph(nullptr, {}, nullptr);
@@ -576,6 +594,7 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
   const QString previousGraphId = nodesModel_->graphId();
   const ir::NodeId previousNode = selectedNode();
   nodesModel_->setGraph(graph, id);
+  compareView_->setA(treeModel_->artifact(), id, graph);
   nodesTable_->setColumnHidden(views::GraphNodesModel::MeasuredTimeColumn, true);  // until a profile prices it
   if (!runOpenedPlan(id)) {
     planSession_->setGraph(treeModel_->artifact(), id, graph);
@@ -634,6 +653,7 @@ void MainWindow::showCentralView(CentralView view) {
     case CentralView::Snapshot:
       if (snapshotView_->hasSnapshot()) centralTabs_->setCurrentWidget(snapshotView_);
       break;
+    case CentralView::Compare: centralTabs_->setCurrentWidget(compareView_); break;
   }
 }
 
@@ -722,6 +742,16 @@ void MainWindow::createStageViews() {
   centralTabs_->setTabVisible(centralTabs_->addTab(magiTimelineView_, tr("Lifecycle")), false);
   snapshotView_ = new views::SnapshotView(centralTabs_);
   centralTabs_->setTabVisible(centralTabs_->addTab(snapshotView_, tr("Snapshot")), false);
+  compareView_ = new views::CompareView(centralTabs_);
+  centralTabs_->addTab(compareView_, tr("Compare"));
+  connect(compareView_, &views::CompareView::nodeActivated, this, [this](ir::NodeId node) {
+    selectNode(node);
+    showCentralView(CentralView::Graph);
+  });
+  connect(compareView_, &views::CompareView::openBRequested, this, &MainWindow::compareWithDialog);
+  connect(planSession_, &views::PlanSession::finished, compareView_, [this](bool ok) {
+    compareView_->setPlanA(ok && !planSession_->busy() ? planSession_->planRun() : nullptr);
+  });
   connect(inspector_, &views::NodeInspector::stageNodeActivated, this, &MainWindow::selectGraphNode);
   connect(codeView_, &views::CodeView::nodeActivated, this, [this](const QString& graphId, ir::NodeId node) {
     keepCode_ = true;
@@ -734,7 +764,8 @@ void MainWindow::createStageViews() {
 }
 
 void MainWindow::showSnapshotLayout(bool snapshot) {
-  for (QWidget* tab : std::initializer_list<QWidget*>{graphView_, nodesTable_, guardsView_, codeView_, compilesView_}) {
+  for (QWidget* tab :
+       std::initializer_list<QWidget*>{graphView_, nodesTable_, guardsView_, codeView_, compilesView_, compareView_}) {
     centralTabs_->setTabVisible(centralTabs_->indexOf(tab), !snapshot);
   }
   centralTabs_->setTabVisible(centralTabs_->indexOf(snapshotView_), snapshot);

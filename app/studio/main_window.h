@@ -45,6 +45,7 @@ class SavedTensorLedgerModel;
 class SnapshotView;
 class CompilesView;
 class MagiTimelineView;
+class CompareView;
 class CodeView;
 class GuardsView;
 class KernelExporter;
@@ -90,7 +91,8 @@ class MainWindow : public QMainWindow {
 
   // The centre tabs.
   // Lifecycle: a MagiCompiler dump's compile timeline (shown for dumps only).
-  enum class CentralView { Graph, Nodes, Guards, Code, Compiles, Snapshot, Lifecycle };
+  // Compare: the graph on show against another graph or a plan bundle (File › Compare With…).
+  enum class CentralView { Graph, Nodes, Guards, Code, Compiles, Snapshot, Lifecycle, Compare };
   void showCentralView(CentralView view);
   [[nodiscard]] views::GraphView* graphView() const { return graphView_; }
 
@@ -102,6 +104,10 @@ class MainWindow : public QMainWindow {
   // What each compile of a log cost, by phase.
   [[nodiscard]] views::CompilesView* compilesView() const { return compilesView_; }
   [[nodiscard]] views::MagiTimelineView* magiTimelineView() const { return magiTimelineView_; }
+  [[nodiscard]] views::CompareView* compareView() const { return compareView_; }
+  // File › Compare With… without the dialog: opens `path` (a capture or a plan bundle) as B of the
+  // Compare tab and shows it.
+  void compareWith(const QString& path);
   [[nodiscard]] views::ArtifactTreeModel* treeModel() const { return treeModel_; }
   // Shows a compile's graphs: its joint graph where it has one, else its first graph.
   bool selectCompile(const QString& compileId);
@@ -193,6 +199,7 @@ class MainWindow : public QMainWindow {
   void rebuildRecentMenu();
   void openFileDialog();
   void openDirectoryDialog();
+  void compareWithDialog();
   // File › Export View…: the graph view as SVG or PNG.
   void exportGraphDialog();
 
@@ -256,6 +263,7 @@ class MainWindow : public QMainWindow {
   views::SnapshotView* snapshotView_ = nullptr;
   views::CompilesView* compilesView_ = nullptr;
   views::MagiTimelineView* magiTimelineView_ = nullptr;
+  views::CompareView* compareView_ = nullptr;
   QList<QDockWidget*> hiddenForSnapshot_;  // plan docks a snapshot has no use for, shown again after it
   std::unique_ptr<views::StageLinks> stageLinks_;
   bool codeShowsFx_ = true;  // the code tab follows the graph on show (else it shows output code)

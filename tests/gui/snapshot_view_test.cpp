@@ -119,7 +119,7 @@ void SnapshotViewTest::aCaptureAfterTheSnapshotGetsTheGraphTabsBack() {
   QVERIFY(openAndWait(window, sample("captures/llama3_8b_2l_tiny_train.log.gz")));
   QVERIFY(!window.snapshotView()->hasSnapshot());
   QCOMPARE(visibleTabs(window), (QStringList{QStringLiteral("Graph"), QStringLiteral("Nodes"), QStringLiteral("Guards"),
-                                             QStringLiteral("Code"), QStringLiteral("Compiles")}));
+                                             QStringLiteral("Code"), QStringLiteral("Compiles"), QStringLiteral("Compare")}));
   QVERIFY(window.findChild<QDockWidget*>(QStringLiteral("paretoDock"))->isVisible());
   QVERIFY(!window.shownGraphId().isEmpty());
 }
