@@ -494,6 +494,10 @@
         <source>Compare</source>
         <translation>Compare</translation>
     </message>
+    <message>
+        <source>Diagnostics (%1)</source>
+        <translation>Diagnostics (%1)</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>

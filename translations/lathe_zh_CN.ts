@@ -490,6 +490,10 @@
         <source>Compare</source>
         <translation>比较</translation>
     </message>
+    <message>
+        <source>Diagnostics (%1)</source>
+        <translation>诊断（%1）</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>

@@ -56,7 +56,7 @@ std::optional<SnapshotCurve> curveOf(const analysis::SnapshotTimeline& timeline,
 
 // A level across the whole plot at `y` (axis units), labelled above it at `x`.
 void addLevel(QCustomPlot* plot, double y, const QPen& pen, const QString& text, const QColor& textColor, double x,
-              Qt::Alignment side) {
+              Qt::Alignment side, bool underTheLine = false) {
   auto* line = new QCPItemStraightLine(plot);
   line->setPen(pen);
   line->point1->setCoords(0, y);
@@ -65,7 +65,7 @@ void addLevel(QCustomPlot* plot, double y, const QPen& pen, const QString& text,
   label->setText(text);
   label->setColor(textColor);
   label->position->setCoords(x, y);
-  label->setPositionAlignment(Qt::AlignBottom | side);
+  label->setPositionAlignment((underTheLine ? Qt::AlignTop : Qt::AlignBottom) | side);
   label->setPadding(QMargins(4, 2, 4, 2));
 }
 
@@ -413,6 +413,11 @@ void MemoryTimelineView::showCurrentStep() {
                           .arg(formatBytes(snapshot_.peakBytes)));
   }
 
+  // The peak's label hangs from the top beside its line, on the side with room; the budget and
+  // capacity labels go to the other side, so that none covers another.
+  const bool peakInRightHalf = timeline.peakStep * 2 > static_cast<uint32_t>(steps);
+  const double levelX = peakInRightHalf ? 0 : xEnd - 1;
+  const Qt::Alignment levelSide = peakInRightHalf ? Qt::AlignLeft : Qt::AlignRight;
   if (run->budget) {
     budgetBytes_ = static_cast<double>(run->budget->budgetBytes);
     const double budgetInUnits = budgetBytes_ / unit_.bytes;
@@ -420,7 +425,7 @@ void MemoryTimelineView::showCurrentStep() {
     addLevel(plot_, budgetInUnits, QPen(kBudgetColor, 1.5, Qt::DashDotLine),
              run->budgetMet() ? tr("budget %1").arg(formatBytes(run->budget->budgetBytes))
                               : tr("budget %1 cannot be met").arg(formatBytes(run->budget->budgetBytes)),
-             kBudgetColor, xEnd - 1, Qt::AlignRight);
+             kBudgetColor, levelX, levelSide);
   }
   if (capacityBytes_ > 0) {
     const double capacityInUnits = capacityBytes_ / unit_.bytes;
@@ -430,7 +435,9 @@ void MemoryTimelineView::showCurrentStep() {
              fits ? tr("%1 memory %2").arg(run->hardware, formatBytes(static_cast<uint64_t>(capacityBytes_)))
                   : tr("%1 memory %2: the step does not fit")
                         .arg(run->hardware, formatBytes(static_cast<uint64_t>(capacityBytes_))),
-             fits ? kCapacityColor : QColor(0xc0, 0x20, 0x20), 0, Qt::AlignLeft);
+             fits ? kCapacityColor : QColor(0xc0, 0x20, 0x20), levelX, levelSide,
+             // Close above the budget's line, under its own line.
+             budgetBytes_ > 0 && capacityBytes_ < budgetBytes_ * 1.15 && capacityBytes_ >= budgetBytes_);
   }
   highest = std::max(highest, showMeasured(run->graphId));
   const double top = highest * 1.2 > 0 ? highest * 1.2 : 1.0;
@@ -448,8 +455,7 @@ void MemoryTimelineView::showCurrentStep() {
   peakLabel->setColor(peakPen.color());
   peakLabel->position->setCoords(timeline.peakStep, top);
   // Keep the label inside the plot: to the left of the line when the peak is in the right half.
-  const bool rightHalf = timeline.peakStep * 2 > static_cast<uint32_t>(steps);
-  peakLabel->setPositionAlignment(Qt::AlignTop | (rightHalf ? Qt::AlignRight : Qt::AlignLeft));
+  peakLabel->setPositionAlignment(Qt::AlignTop | (peakInRightHalf ? Qt::AlignRight : Qt::AlignLeft));
   peakLabel->setPadding(QMargins(4, 2, 4, 2));
 
   if (schedule.backwardStart > 0 && schedule.backwardStart < schedule.nodes.size()) {

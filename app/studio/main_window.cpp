@@ -320,6 +320,8 @@ void MainWindow::createPlanDocks() {
   tabifyDockWidget(timelineDock_, savedTensorDock_);
   tabifyDockWidget(timelineDock_, calibrationDock_);
   calibrationDock_->hide();
+  // The diagnostics get the plots' full width as a tab of theirs, not a strip beside the frontier.
+  tabifyDockWidget(timelineDock_, diagnosticsDock_);
   auto* inspectorDock = qobject_cast<QDockWidget*>(inspector_->parentWidget());
   tabifyDockWidget(inspectorDock, budgetDock_);
   inspectorDock->raise();
@@ -494,7 +496,9 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
     updatePlanFileActions();
     lastOpenError_ = outcome.error;
     diagnosticsModel_->setLoadError(outcome.error, outcome.errorLocation);
+    diagnosticsDock_->setWindowTitle(tr("Diagnostics (%1)").arg(1));
     diagnosticsDock_->show();
+    diagnosticsDock_->raise();
     setWindowTitle(tr("Lathe Studio"));
     statusBar()->showMessage(tr("Could not open %1: %2").arg(name, outcome.error));
     graphTitle_->setText(tr("Could not open %1; the Diagnostics pane says why.").arg(name));
@@ -522,8 +526,13 @@ void MainWindow::onLoadFinished(const views::LoadOutcome& outcome) {
   timelineView_->setMeasuredProfile(outcome.profile);
   offloadRunView_->setProfile(outcome.profile);
   offloadRunDock_->setVisible(offloadRunView_->hasRun());
-  // An empty diagnostics pane only takes room from the nodes; it comes back when there is news.
+  // An empty diagnostics pane only takes room from the nodes; it comes back when there is news,
+  // counted in its tab, and in front of the plots when something could not be read.
   diagnosticsDock_->setVisible(diagnosticsModel_->rowCount() > 0);
+  diagnosticsDock_->setWindowTitle(diagnosticsModel_->rowCount() > 0
+                                       ? tr("Diagnostics (%1)").arg(diagnosticsModel_->rowCount())
+                                       : tr("Diagnostics"));
+  if (diagnosticsModel_->count(Severity::Error) > 0) diagnosticsDock_->raise();
   tree_->expandToDepth(1);
   setWindowTitle(outcome.plan ? tr("%1 · %2 — Lathe Studio").arg(name, QFileInfo(outcome.plan->capturePath).fileName())
                                : tr("%1 — Lathe Studio").arg(name));

@@ -92,7 +92,31 @@ std::pair<bool, QString> loadSnapshot(lathe::views::MemoryTimelineView* timeline
   return {loaded.first().first().toBool(), loaded.first().at(1).toString()};
 }
 
-// A statistic of a run's last step of `pass`; -1 when missing.
+// Where a label of the plot is drawn, in pixels: its text and padding placed by its alignment.
+QRectF labelRect(const QCPItemText& label) {
+  QRectF box = QFontMetricsF(label.font()).boundingRect(QRectF(0, 0, 1e4, 1e4), static_cast<int>(label.textAlignment()), label.text());
+  const QMargins pad = label.padding();
+  box.setSize(box.size() + QSizeF(pad.left() + pad.right(), pad.top() + pad.bottom()));
+  QPointF corner = label.position->pixelPosition();
+  const Qt::Alignment align = label.positionAlignment();
+  if (align & Qt::AlignRight) corner.rx() -= box.width();
+  if (align & Qt::AlignHCenter) corner.rx() -= box.width() / 2;
+  if (align & Qt::AlignBottom) corner.ry() -= box.height();
+  if (align & Qt::AlignVCenter) corner.ry() -= box.height() / 2;
+  box.moveTopLeft(corner);
+  return box;
+}
+
+// The plot's labels whose text starts with `prefix`.
+QList<QCPItemText*> labelsStartingWith(QCustomPlot* plot, const QString& prefix) {
+  QList<QCPItemText*> found;
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    auto* text = qobject_cast<QCPItemText*>(plot->item(i));
+    if (text && text->text().startsWith(prefix)) found << text;
+  }
+  return found;
+}
+
 // A recompute statistic of the run's last recompute step; -1 when it has none.
 double recomputeStat(const PlanRun& run, const lathe::passes::StatKey& key) {
   const lathe::passes::PipelineRecord* record = run.recordOf("recompute");
@@ -107,6 +131,7 @@ class BudgetViewsTest : public QObject {
  private slots:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
   void movingTheBudgetReplans();
+  void budgetAndPeakLabelsDoNotOverlap();
   void budgetPlanMatchesTheRecomputePass();
   void infeasibleBudgetIsReported();
   void offloadEntersThePlanOnlyWhenAsked();
@@ -121,6 +146,37 @@ class BudgetViewsTest : public QObject {
   void damagedSnapshotLeavesTheTimelineAsItWas();
   void inferenceGraphPlansOffloadOnly();
 };
+
+// llama's peak is at the end of its backward, so its label hangs left of a line near the right edge,
+// and a budget at that peak puts the budget's line just under the top: the two labels on one side
+// would cover each other.
+void BudgetViewsTest::budgetAndPeakLabelsDoNotOverlap() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.resize(1600, 1000);
+  window.show();
+  QVERIFY(openWithFrontier(window, sample("captures/llama3_8b_2l_train.log.gz")));
+  PlanSession* session = window.planSession();
+  window.showPlanView(MainWindow::PlanView::Timeline);
+  const uint64_t budget = session->frontier()->noRecomputePeak() / kMiB * kMiB;
+  window.budgetPanel()->setBudgetBytes(budget);
+  const PlanRun* run = waitForBudgetRun(session, budget);
+  QVERIFY(run);
+  const auto& timeline = run->planned.back().timeline;
+  QVERIFY2(timeline.peakStep * 2 > timeline.live.size(), "the peak is in the right half");
+  QCustomPlot* plot = window.timelineView()->plot();
+  plot->replot();
+  const QList<QCPItemText*> peak = labelsStartingWith(plot, QStringLiteral("peak ")),
+                            budgetLabel = labelsStartingWith(plot, QStringLiteral("budget "));
+  QCOMPARE(peak.size(), 1);
+  QCOMPARE(budgetLabel.size(), 1);
+  const QRectF peakBox = labelRect(*peak.first()), budgetBox = labelRect(*budgetLabel.first());
+  QVERIFY2(!peakBox.intersects(budgetBox), qPrintable(QStringLiteral("peak label at %1,%2 %3x%4, budget label at %5,%6 %7x%8")
+                                                          .arg(peakBox.x()).arg(peakBox.y()).arg(peakBox.width()).arg(peakBox.height())
+                                                          .arg(budgetBox.x()).arg(budgetBox.y()).arg(budgetBox.width()).arg(budgetBox.height())));
+  // Both inside the plot.
+  const QRectF area = plot->axisRect()->rect();
+  QVERIFY(area.contains(peakBox.center()) && area.contains(budgetBox.center()));
+}
 
 void BudgetViewsTest::movingTheBudgetReplans() {
   MainWindow window(MainWindow::Options{.useSettings = false});

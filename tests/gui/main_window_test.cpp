@@ -4,6 +4,7 @@
 #include "gui_support.h"
 #include "main_window.h"
 
+#include <QDockWidget>
 #include <QFile>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -176,10 +177,21 @@ void MainWindowTest::damagedLogShowsDiagnostics() {
   damaged.close();
 
   MainWindow window(MainWindow::Options{.useSettings = false});
+  window.resize(1600, 1000);
+  window.show();
   QVERIFY(openAndWait(window, path));
   const WindowParts p = parts(window);
   QVERIFY(p.treeModel->graphCount() > 0);
   QVERIFY(p.diagnostics->count(lathe::Severity::Warning) > 0);
+  // The pane is a tab of the plots at their full width, counted, not a strip squeezed beside the
+  // frontier; warnings leave the plots in front.
+  auto* diagnosticsDock = window.findChild<QDockWidget*>(QStringLiteral("diagnosticsDock"));
+  auto* timelineDock = window.findChild<QDockWidget*>(QStringLiteral("timelineDock"));
+  QVERIFY(diagnosticsDock->toggleViewAction()->isChecked());  // in the window, behind the timeline
+  QVERIFY(window.tabifiedDockWidgets(timelineDock).contains(diagnosticsDock));
+  QCOMPARE(diagnosticsDock->windowTitle(), QStringLiteral("Diagnostics (%1)").arg(p.diagnostics->rowCount()));
+  diagnosticsDock->raise();  // its tab clicked
+  QVERIFY(lathe::testing::waitUntil([&] { return diagnosticsDock->width() == timelineDock->width() && timelineDock->width() > 800; }));
   bool md5 = false;
   for (int row = 0; row < p.diagnostics->rowCount(); ++row) {
     md5 = md5 || p.diagnostics->data(p.diagnostics->index(row, lathe::views::DiagnosticsModel::CodeColumn))
