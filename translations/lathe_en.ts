@@ -2,6 +2,273 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="en_US">
 <context>
+    <name>PassStats</name>
+    <message>
+        <source>fusion groups</source>
+        <translation>fusion groups</translation>
+    </message>
+    <message>
+        <source>each one generated kernel</source>
+        <translation>each one generated kernel</translation>
+    </message>
+    <message>
+        <source>pointwise groups</source>
+        <translation>pointwise groups</translation>
+    </message>
+    <message>
+        <source>groups without a reduction</source>
+        <translation>groups without a reduction</translation>
+    </message>
+    <message>
+        <source>reduction groups</source>
+        <translation>reduction groups</translation>
+    </message>
+    <message>
+        <source>groups around a reduction</source>
+        <translation>groups around a reduction</translation>
+    </message>
+    <message>
+        <source>normalization groups</source>
+        <translation>normalization groups</translation>
+    </message>
+    <message>
+        <source>groups around a normalization (softmax, layer_norm)</source>
+        <translation>groups around a normalization (softmax, layer_norm)</translation>
+    </message>
+    <message>
+        <source>fused nodes</source>
+        <translation>fused nodes</translation>
+    </message>
+    <message>
+        <source>nodes in a group</source>
+        <translation>nodes in a group</translation>
+    </message>
+    <message>
+        <source>kernels before fusion</source>
+        <translation>kernels before fusion</translation>
+    </message>
+    <message>
+        <source>calls other than views, getitems and host ops</source>
+        <translation>calls other than views, getitems and host ops</translation>
+    </message>
+    <message>
+        <source>kernels after fusion</source>
+        <translation>kernels after fusion</translation>
+    </message>
+    <message>
+        <source>kernels left once each group is one</source>
+        <translation>kernels left once each group is one</translation>
+    </message>
+    <message>
+        <source>traffic removed</source>
+        <translation>traffic removed</translation>
+    </message>
+    <message>
+        <source>memory traffic fusion removes (in-group reads and writes)</source>
+        <translation>memory traffic fusion removes (in-group reads and writes)</translation>
+    </message>
+    <message>
+        <source>step time</source>
+        <translation>step time</translation>
+    </message>
+    <message>
+        <source>the simulated step, copies included</source>
+        <translation>the simulated step, copies included</translation>
+    </message>
+    <message>
+        <source>forward and backward, estimated</source>
+        <translation>forward and backward, estimated</translation>
+    </message>
+    <message>
+        <source>compute time</source>
+        <translation>compute time</translation>
+    </message>
+    <message>
+        <source>the step&apos;s compute alone</source>
+        <translation>the step's compute alone</translation>
+    </message>
+    <message>
+        <source>stalls</source>
+        <translation>stalls</translation>
+    </message>
+    <message>
+        <source>compute stalled waiting for copies</source>
+        <translation>compute stalled waiting for copies</translation>
+    </message>
+    <message>
+        <source>floor</source>
+        <translation>floor</translation>
+    </message>
+    <message>
+        <source>max(compute, streamed bytes over the host link)</source>
+        <translation>max(compute, streamed bytes over the host link)</translation>
+    </message>
+    <message>
+        <source>peak weights</source>
+        <translation>peak weights</translation>
+    </message>
+    <message>
+        <source>the most weight bytes on the GPU</source>
+        <translation>the most weight bytes on the GPU</translation>
+    </message>
+    <message>
+        <source>weight budget</source>
+        <translation>weight budget</translation>
+    </message>
+    <message>
+        <source>the weight budget planned for</source>
+        <translation>the weight budget planned for</translation>
+    </message>
+    <message>
+        <source>peak budget</source>
+        <translation>peak budget</translation>
+    </message>
+    <message>
+        <source>the peak budget asked for (policy=budget)</source>
+        <translation>the peak budget asked for (policy=budget)</translation>
+    </message>
+    <message>
+        <source>streamed per step</source>
+        <translation>streamed per step</translation>
+    </message>
+    <message>
+        <source>weight bytes copied in per step</source>
+        <translation>weight bytes copied in per step</translation>
+    </message>
+    <message>
+        <source>resident units</source>
+        <translation>resident units</translation>
+    </message>
+    <message>
+        <source>layer units kept on the GPU</source>
+        <translation>layer units kept on the GPU</translation>
+    </message>
+    <message>
+        <source>saved values</source>
+        <translation>saved values</translation>
+    </message>
+    <message>
+        <source>tensors the forward saves</source>
+        <translation>tensors the forward saves</translation>
+    </message>
+    <message>
+        <source>saved for the backward</source>
+        <translation>saved for the backward</translation>
+    </message>
+    <message>
+        <source>saved for the backward, weights left out</source>
+        <translation>saved for the backward, weights left out</translation>
+    </message>
+    <message>
+        <source>recomputed nodes</source>
+        <translation>recomputed nodes</translation>
+    </message>
+    <message>
+        <source>forward nodes the backward runs again</source>
+        <translation>forward nodes the backward runs again</translation>
+    </message>
+    <message>
+        <source>recompute time</source>
+        <translation>recompute time</translation>
+    </message>
+    <message>
+        <source>the backward&apos;s recomputation</source>
+        <translation>the backward's recomputation</translation>
+    </message>
+    <message>
+        <source>peak</source>
+        <translation>peak</translation>
+    </message>
+    <message>
+        <source>the step&apos;s estimated peak memory</source>
+        <translation>the step's estimated peak memory</translation>
+    </message>
+    <message>
+        <source>budget met</source>
+        <translation>budget met</translation>
+    </message>
+    <message>
+        <source>whether a plan within the budget was found</source>
+        <translation>whether a plan within the budget was found</translation>
+    </message>
+    <message>
+        <source>offloaded values</source>
+        <translation>offloaded values</translation>
+    </message>
+    <message>
+        <source>saved values held in host memory</source>
+        <translation>saved values held in host memory</translation>
+    </message>
+    <message>
+        <source>offloaded bytes</source>
+        <translation>offloaded bytes</translation>
+    </message>
+    <message>
+        <source>bytes of the saved values held in host memory</source>
+        <translation>bytes of the saved values held in host memory</translation>
+    </message>
+    <message>
+        <source>pieces</source>
+        <translation>pieces</translation>
+    </message>
+    <message>
+        <source>pieces the split ops cut the graph into</source>
+        <translation>pieces the split ops cut the graph into</translation>
+    </message>
+    <message>
+        <source>split ops</source>
+        <translation>split ops</translation>
+    </message>
+    <message>
+        <source>ops the graph is split at</source>
+        <translation>ops the graph is split at</translation>
+    </message>
+    <message>
+        <source>layer units</source>
+        <translation>layer units</translation>
+    </message>
+    <message>
+        <source>smallest unit&apos;s weights</source>
+        <translation>smallest unit's weights</translation>
+    </message>
+    <message>
+        <source>weights of the smallest unit</source>
+        <translation>weights of the smallest unit</translation>
+    </message>
+    <message>
+        <source>largest unit&apos;s weights</source>
+        <translation>largest unit's weights</translation>
+    </message>
+    <message>
+        <source>weights of the largest unit</source>
+        <translation>weights of the largest unit</translation>
+    </message>
+    <message>
+        <source>executions</source>
+        <translation>executions</translation>
+    </message>
+    <message>
+        <source>nodes run in the step, recomputed ones again</source>
+        <translation>nodes run in the step, recomputed ones again</translation>
+    </message>
+    <message>
+        <source>kernel launches</source>
+        <translation>kernel launches</translation>
+    </message>
+    <message>
+        <source>kernels the step launches</source>
+        <translation>kernels the step launches</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>yes</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>no</translation>
+    </message>
+</context>
+<context>
     <name>lathe::studio::Language</name>
     <message>
         <source>System language</source>
@@ -874,26 +1141,6 @@
 </context>
 <context>
     <name>lathe::views::CompareView</name>
-    <message>
-        <source>planned step time</source>
-        <translation>planned step time</translation>
-    </message>
-    <message>
-        <source>compute time</source>
-        <translation>compute time</translation>
-    </message>
-    <message>
-        <source>planned peak</source>
-        <translation>planned peak</translation>
-    </message>
-    <message>
-        <source>executions</source>
-        <translation>executions</translation>
-    </message>
-    <message>
-        <source>kernel launches</source>
-        <translation>kernel launches</translation>
-    </message>
     <message>
         <source>Open B…</source>
         <translation>Open B…</translation>

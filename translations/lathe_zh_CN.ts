@@ -2,6 +2,273 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>PassStats</name>
+    <message>
+        <source>fusion groups</source>
+        <translation>融合组</translation>
+    </message>
+    <message>
+        <source>each one generated kernel</source>
+        <translation>每组生成一个内核</translation>
+    </message>
+    <message>
+        <source>pointwise groups</source>
+        <translation>逐元素组</translation>
+    </message>
+    <message>
+        <source>groups without a reduction</source>
+        <translation>不含归约的组</translation>
+    </message>
+    <message>
+        <source>reduction groups</source>
+        <translation>归约组</translation>
+    </message>
+    <message>
+        <source>groups around a reduction</source>
+        <translation>围绕归约的组</translation>
+    </message>
+    <message>
+        <source>normalization groups</source>
+        <translation>归一化组</translation>
+    </message>
+    <message>
+        <source>groups around a normalization (softmax, layer_norm)</source>
+        <translation>围绕归一化的组（softmax、layer_norm）</translation>
+    </message>
+    <message>
+        <source>fused nodes</source>
+        <translation>融合的节点</translation>
+    </message>
+    <message>
+        <source>nodes in a group</source>
+        <translation>组内节点</translation>
+    </message>
+    <message>
+        <source>kernels before fusion</source>
+        <translation>融合前的内核数</translation>
+    </message>
+    <message>
+        <source>calls other than views, getitems and host ops</source>
+        <translation>除视图、getitem 和主机算子之外的调用</translation>
+    </message>
+    <message>
+        <source>kernels after fusion</source>
+        <translation>融合后的内核数</translation>
+    </message>
+    <message>
+        <source>kernels left once each group is one</source>
+        <translation>每组合并为一个后剩余的内核</translation>
+    </message>
+    <message>
+        <source>traffic removed</source>
+        <translation>消除的访存量</translation>
+    </message>
+    <message>
+        <source>memory traffic fusion removes (in-group reads and writes)</source>
+        <translation>融合消除的内存访问量（组内读写）</translation>
+    </message>
+    <message>
+        <source>step time</source>
+        <translation>步时间</translation>
+    </message>
+    <message>
+        <source>the simulated step, copies included</source>
+        <translation>模拟的步，含拷贝</translation>
+    </message>
+    <message>
+        <source>forward and backward, estimated</source>
+        <translation>前向和反向，估计值</translation>
+    </message>
+    <message>
+        <source>compute time</source>
+        <translation>计算时间</translation>
+    </message>
+    <message>
+        <source>the step&apos;s compute alone</source>
+        <translation>仅该步的计算</translation>
+    </message>
+    <message>
+        <source>stalls</source>
+        <translation>停顿</translation>
+    </message>
+    <message>
+        <source>compute stalled waiting for copies</source>
+        <translation>计算等待拷贝而停顿</translation>
+    </message>
+    <message>
+        <source>floor</source>
+        <translation>下限</translation>
+    </message>
+    <message>
+        <source>max(compute, streamed bytes over the host link)</source>
+        <translation>max(计算, 流式字节数 / 主机链路带宽)</translation>
+    </message>
+    <message>
+        <source>peak weights</source>
+        <translation>权重峰值</translation>
+    </message>
+    <message>
+        <source>the most weight bytes on the GPU</source>
+        <translation>GPU 上权重字节数的最大值</translation>
+    </message>
+    <message>
+        <source>weight budget</source>
+        <translation>权重预算</translation>
+    </message>
+    <message>
+        <source>the weight budget planned for</source>
+        <translation>规划所用的权重预算</translation>
+    </message>
+    <message>
+        <source>peak budget</source>
+        <translation>峰值预算</translation>
+    </message>
+    <message>
+        <source>the peak budget asked for (policy=budget)</source>
+        <translation>请求的峰值预算（policy=budget）</translation>
+    </message>
+    <message>
+        <source>streamed per step</source>
+        <translation>每步流式传输</translation>
+    </message>
+    <message>
+        <source>weight bytes copied in per step</source>
+        <translation>每步拷入的权重字节数</translation>
+    </message>
+    <message>
+        <source>resident units</source>
+        <translation>常驻单元</translation>
+    </message>
+    <message>
+        <source>layer units kept on the GPU</source>
+        <translation>保留在 GPU 上的层单元</translation>
+    </message>
+    <message>
+        <source>saved values</source>
+        <translation>保存的值</translation>
+    </message>
+    <message>
+        <source>tensors the forward saves</source>
+        <translation>前向保存的张量</translation>
+    </message>
+    <message>
+        <source>saved for the backward</source>
+        <translation>为反向保存</translation>
+    </message>
+    <message>
+        <source>saved for the backward, weights left out</source>
+        <translation>为反向保存的字节数，不含权重</translation>
+    </message>
+    <message>
+        <source>recomputed nodes</source>
+        <translation>重计算的节点</translation>
+    </message>
+    <message>
+        <source>forward nodes the backward runs again</source>
+        <translation>反向再次运行的前向节点</translation>
+    </message>
+    <message>
+        <source>recompute time</source>
+        <translation>重计算时间</translation>
+    </message>
+    <message>
+        <source>the backward&apos;s recomputation</source>
+        <translation>反向中的重计算</translation>
+    </message>
+    <message>
+        <source>peak</source>
+        <translation>峰值</translation>
+    </message>
+    <message>
+        <source>the step&apos;s estimated peak memory</source>
+        <translation>该步估计的峰值内存</translation>
+    </message>
+    <message>
+        <source>budget met</source>
+        <translation>满足预算</translation>
+    </message>
+    <message>
+        <source>whether a plan within the budget was found</source>
+        <translation>是否找到预算内的计划</translation>
+    </message>
+    <message>
+        <source>offloaded values</source>
+        <translation>卸载的值</translation>
+    </message>
+    <message>
+        <source>saved values held in host memory</source>
+        <translation>保存在主机内存中的值</translation>
+    </message>
+    <message>
+        <source>offloaded bytes</source>
+        <translation>卸载的字节数</translation>
+    </message>
+    <message>
+        <source>bytes of the saved values held in host memory</source>
+        <translation>保存在主机内存中的值的字节数</translation>
+    </message>
+    <message>
+        <source>pieces</source>
+        <translation>分段</translation>
+    </message>
+    <message>
+        <source>pieces the split ops cut the graph into</source>
+        <translation>切分算子将图切成的分段</translation>
+    </message>
+    <message>
+        <source>split ops</source>
+        <translation>切分算子</translation>
+    </message>
+    <message>
+        <source>ops the graph is split at</source>
+        <translation>图在其处切分的算子</translation>
+    </message>
+    <message>
+        <source>layer units</source>
+        <translation>层单元</translation>
+    </message>
+    <message>
+        <source>smallest unit&apos;s weights</source>
+        <translation>最小单元的权重</translation>
+    </message>
+    <message>
+        <source>weights of the smallest unit</source>
+        <translation>最小单元的权重字节数</translation>
+    </message>
+    <message>
+        <source>largest unit&apos;s weights</source>
+        <translation>最大单元的权重</translation>
+    </message>
+    <message>
+        <source>weights of the largest unit</source>
+        <translation>最大单元的权重字节数</translation>
+    </message>
+    <message>
+        <source>executions</source>
+        <translation>执行次数</translation>
+    </message>
+    <message>
+        <source>nodes run in the step, recomputed ones again</source>
+        <translation>该步运行的节点，重计算的再计一次</translation>
+    </message>
+    <message>
+        <source>kernel launches</source>
+        <translation>内核启动次数</translation>
+    </message>
+    <message>
+        <source>kernels the step launches</source>
+        <translation>该步启动的内核数</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+</context>
+<context>
     <name>lathe::studio::Language</name>
     <message>
         <source>System language</source>
@@ -862,26 +1129,6 @@
 </context>
 <context>
     <name>lathe::views::CompareView</name>
-    <message>
-        <source>planned step time</source>
-        <translation>计划步时间</translation>
-    </message>
-    <message>
-        <source>compute time</source>
-        <translation>计算时间</translation>
-    </message>
-    <message>
-        <source>planned peak</source>
-        <translation>计划峰值</translation>
-    </message>
-    <message>
-        <source>executions</source>
-        <translation>执行次数</translation>
-    </message>
-    <message>
-        <source>kernel launches</source>
-        <translation>内核启动次数</translation>
-    </message>
     <message>
         <source>Open B…</source>
         <translation>打开 B…</translation>

@@ -43,16 +43,6 @@ QString signedBytes(uint64_t a, uint64_t b) {
   return b >= a ? QStringLiteral("+") + formatBytes(b - a) : QStringLiteral("−") + formatBytes(a - b);
 }
 
-// The bundle's estimates under the names the Pipeline dock gives them.
-QString estimateLabel(const std::string& name) {
-  if (name == "step_seconds") return CompareView::tr("planned step time");
-  if (name == "compute_seconds") return CompareView::tr("compute time");
-  if (name == "peak_bytes") return CompareView::tr("planned peak");
-  if (name == "executions") return CompareView::tr("executions");
-  if (name == "kernel_launches") return CompareView::tr("kernel launches");
-  return toQString(name);
-}
-
 QString estimateText(const std::string& name, double value) {
   if (name.ends_with("_bytes")) return formatBytes(static_cast<uint64_t>(std::max(0.0, value)));
   if (name.ends_with("_seconds")) return formatSeconds(value);
@@ -399,7 +389,7 @@ void CompareView::showPlanDiff() {
                                          : QStringLiteral("%1%").arg(*e.a != 0 ? (*e.b / *e.a - 1) * 100 : 0.0, 0, 'f', 1);
       if (!e.name.ends_with("_bytes") && !delta.startsWith(QLatin1Char('-'))) delta.prepend(QLatin1Char('+'));
     }
-    add(estimateLabel(e.name), e.a ? estimateText(e.name, *e.a) : QStringLiteral("—"), e.b ? estimateText(e.name, *e.b) : QStringLiteral("—"),
+    add(passStatText({}, e.name).label, e.a ? estimateText(e.name, *e.a) : QStringLiteral("—"), e.b ? estimateText(e.name, *e.b) : QStringLiteral("—"),
         delta);
   }
   for (size_t c = 0; c < plan::kTimelineCategories; ++c) {

@@ -129,4 +129,67 @@ QString memoryCategoryLabel(analysis::MemoryCategory category) {
                                      kMemoryCategoryLabels[i < kMemoryCategoryLabels.size() ? i : 0]);
 }
 
+
+namespace {
+
+struct KnownStat {
+  std::string_view name, pass;  // pass "": any
+  const char* label;
+  const char* help;
+};
+
+// Every statistic the passes declare (passes/*.h) and the plan bundle's estimates.
+constexpr KnownStat kKnownStats[] = {
+      {"groups", "", QT_TRANSLATE_NOOP("PassStats", "fusion groups"), QT_TRANSLATE_NOOP("PassStats", "each one generated kernel")},
+      {"groups_pointwise", "", QT_TRANSLATE_NOOP("PassStats", "pointwise groups"), QT_TRANSLATE_NOOP("PassStats", "groups without a reduction")},
+      {"groups_reduction", "", QT_TRANSLATE_NOOP("PassStats", "reduction groups"), QT_TRANSLATE_NOOP("PassStats", "groups around a reduction")},
+      {"groups_normalization", "", QT_TRANSLATE_NOOP("PassStats", "normalization groups"), QT_TRANSLATE_NOOP("PassStats", "groups around a normalization (softmax, layer_norm)")},
+      {"fused_nodes", "", QT_TRANSLATE_NOOP("PassStats", "fused nodes"), QT_TRANSLATE_NOOP("PassStats", "nodes in a group")},
+      {"kernels_before", "", QT_TRANSLATE_NOOP("PassStats", "kernels before fusion"), QT_TRANSLATE_NOOP("PassStats", "calls other than views, getitems and host ops")},
+      {"kernels_after", "", QT_TRANSLATE_NOOP("PassStats", "kernels after fusion"), QT_TRANSLATE_NOOP("PassStats", "kernels left once each group is one")},
+      {"traffic_removed_bytes", "", QT_TRANSLATE_NOOP("PassStats", "traffic removed"), QT_TRANSLATE_NOOP("PassStats", "memory traffic fusion removes (in-group reads and writes)")},
+      {"step_seconds", "offload", QT_TRANSLATE_NOOP("PassStats", "step time"), QT_TRANSLATE_NOOP("PassStats", "the simulated step, copies included")},
+      {"step_seconds", "", QT_TRANSLATE_NOOP("PassStats", "step time"), QT_TRANSLATE_NOOP("PassStats", "forward and backward, estimated")},
+      {"compute_seconds", "", QT_TRANSLATE_NOOP("PassStats", "compute time"), QT_TRANSLATE_NOOP("PassStats", "the step's compute alone")},
+      {"bubble_seconds", "", QT_TRANSLATE_NOOP("PassStats", "stalls"), QT_TRANSLATE_NOOP("PassStats", "compute stalled waiting for copies")},
+      {"floor_seconds", "", QT_TRANSLATE_NOOP("PassStats", "floor"), QT_TRANSLATE_NOOP("PassStats", "max(compute, streamed bytes over the host link)")},
+      {"peak_weight_bytes", "", QT_TRANSLATE_NOOP("PassStats", "peak weights"), QT_TRANSLATE_NOOP("PassStats", "the most weight bytes on the GPU")},
+      {"budget_bytes", "offload", QT_TRANSLATE_NOOP("PassStats", "weight budget"), QT_TRANSLATE_NOOP("PassStats", "the weight budget planned for")},
+      {"budget_bytes", "", QT_TRANSLATE_NOOP("PassStats", "peak budget"), QT_TRANSLATE_NOOP("PassStats", "the peak budget asked for (policy=budget)")},
+      {"streamed_bytes", "", QT_TRANSLATE_NOOP("PassStats", "streamed per step"), QT_TRANSLATE_NOOP("PassStats", "weight bytes copied in per step")},
+      {"resident_units", "", QT_TRANSLATE_NOOP("PassStats", "resident units"), QT_TRANSLATE_NOOP("PassStats", "layer units kept on the GPU")},
+      {"saved_values", "", QT_TRANSLATE_NOOP("PassStats", "saved values"), QT_TRANSLATE_NOOP("PassStats", "tensors the forward saves")},
+      {"saved_bytes", "", QT_TRANSLATE_NOOP("PassStats", "saved for the backward"), QT_TRANSLATE_NOOP("PassStats", "saved for the backward, weights left out")},
+      {"recomputed_nodes", "", QT_TRANSLATE_NOOP("PassStats", "recomputed nodes"), QT_TRANSLATE_NOOP("PassStats", "forward nodes the backward runs again")},
+      {"recompute_seconds", "", QT_TRANSLATE_NOOP("PassStats", "recompute time"), QT_TRANSLATE_NOOP("PassStats", "the backward's recomputation")},
+      {"peak_bytes", "", QT_TRANSLATE_NOOP("PassStats", "peak"), QT_TRANSLATE_NOOP("PassStats", "the step's estimated peak memory")},
+      {"budget_met", "", QT_TRANSLATE_NOOP("PassStats", "budget met"), QT_TRANSLATE_NOOP("PassStats", "whether a plan within the budget was found")},
+      {"offloaded_values", "", QT_TRANSLATE_NOOP("PassStats", "offloaded values"), QT_TRANSLATE_NOOP("PassStats", "saved values held in host memory")},
+      {"offloaded_bytes", "", QT_TRANSLATE_NOOP("PassStats", "offloaded bytes"), QT_TRANSLATE_NOOP("PassStats", "bytes of the saved values held in host memory")},
+      {"pieces", "", QT_TRANSLATE_NOOP("PassStats", "pieces"), QT_TRANSLATE_NOOP("PassStats", "pieces the split ops cut the graph into")},
+      {"split_ops", "", QT_TRANSLATE_NOOP("PassStats", "split ops"), QT_TRANSLATE_NOOP("PassStats", "ops the graph is split at")},
+      {"units", "", QT_TRANSLATE_NOOP("PassStats", "layer units"), QT_TRANSLATE_NOOP("PassStats", "layer units")},
+      {"unit_weight_bytes_min", "", QT_TRANSLATE_NOOP("PassStats", "smallest unit's weights"), QT_TRANSLATE_NOOP("PassStats", "weights of the smallest unit")},
+      {"unit_weight_bytes_max", "", QT_TRANSLATE_NOOP("PassStats", "largest unit's weights"), QT_TRANSLATE_NOOP("PassStats", "weights of the largest unit")},
+      {"executions", "", QT_TRANSLATE_NOOP("PassStats", "executions"), QT_TRANSLATE_NOOP("PassStats", "nodes run in the step, recomputed ones again")},
+      {"kernel_launches", "", QT_TRANSLATE_NOOP("PassStats", "kernel launches"), QT_TRANSLATE_NOOP("PassStats", "kernels the step launches")},
+};
+
+}  // namespace
+
+StatText passStatText(std::string_view pass, std::string_view name, std::string_view help) {
+  for (const KnownStat& known : kKnownStats) {
+    if (known.name != name || (!known.pass.empty() && known.pass != pass)) continue;
+    return {QCoreApplication::translate("PassStats", known.label), QCoreApplication::translate("PassStats", known.help)};
+  }
+  return {toQString(name), toQString(help)};
+}
+
+QString formatPassStat(const passes::PassStat& stat) {
+  if (stat.key.unit == passes::StatUnit::Flag) {
+    return stat.value != 0 ? QCoreApplication::translate("PassStats", "yes") : QCoreApplication::translate("PassStats", "no");
+  }
+  return toQString(passes::formatStat(stat));
+}
+
 }  // namespace lathe::views

@@ -8,6 +8,7 @@
 #include "analysis/memory_timeline.h"
 #include "ir/graph.h"
 #include "ir/op_info.h"
+#include "passes/pass.h"
 
 namespace lathe::views {
 
@@ -36,5 +37,16 @@ struct ByteUnit {
 // Core's category names in the interface language ("matmul", "saved", ...).
 [[nodiscard]] QString opCategoryLabel(ir::OpCategory category);
 [[nodiscard]] QString memoryCategoryLabel(analysis::MemoryCategory category);
+
+// A pass statistic (or a plan bundle's estimate, named alike) in the interface language: its label
+// and what it counts, the pass's own name and help where no translation is known. `pass` tells
+// apart names two passes share with different meanings (recompute's budget_bytes is the peak
+// budget, offload's the weight budget). {"saved values", "tensors the forward saves"}.
+struct StatText {
+  QString label, help;
+};
+[[nodiscard]] StatText passStatText(std::string_view pass, std::string_view name, std::string_view help = {});
+// passes::formatStat with its yes / no in the interface language.
+[[nodiscard]] QString formatPassStat(const passes::PassStat& stat);
 
 }  // namespace lathe::views

@@ -150,17 +150,23 @@ void PipelinePanel::showStep(int step) {
     const QSignalBlocker blocker(steps_);
     steps_->setCurrentRow(step);
   }
-  std::vector<std::pair<QString, QString>> rows;
+  struct Row {
+    QString name, value, help;
+  };
+  std::vector<Row> rows;
   const passes::PlannedStep& planned = run->planned[static_cast<size_t>(step)];
-  rows.emplace_back(tr("planned peak"), formatBytes(planned.timeline.peakBytes));
+  rows.push_back({tr("planned peak"), formatBytes(planned.timeline.peakBytes), {}});
   // Where weights stream, the step is the simulated one (it waits for copies), as the bundle's estimate.
   const plan::PlanState& state = run->stateAt(step);
-  rows.emplace_back(tr("planned step time"),
-                    formatSeconds(state.offload ? state.offload->stepSeconds : planned.stepSeconds));
+  rows.push_back({tr("planned step time"), formatSeconds(state.offload ? state.offload->stepSeconds : planned.stepSeconds), {}});
   if (step > 0) {
     const passes::PipelineRecord& record = run->run.history[static_cast<size_t>(step - 1)];
-    for (const passes::PassStat& stat : record.result.stats) rows.emplace_back(toQString(stat.key.name), toQString(passes::formatStat(stat)));
-    rows.emplace_back(tr("pass time"), formatSeconds(record.seconds));
+    // In the interface language, with what each counts on hover (the key's name for scripts).
+    for (const passes::PassStat& stat : record.result.stats) {
+      const StatText text = passStatText(record.step.pass, stat.key.name, stat.key.help);
+      rows.push_back({text.label, formatPassStat(stat), QStringLiteral("%1 (%2)").arg(text.help, toQString(stat.key.name))});
+    }
+    rows.push_back({tr("pass time"), formatSeconds(record.seconds), {}});
     QStringList lines;
     for (const std::string& line : record.result.diff) lines << toQString(line);
     diff_->setPlainText(lines.isEmpty() ? tr("(no change)") : lines.join(QLatin1Char('\n')));
@@ -169,8 +175,11 @@ void PipelinePanel::showStep(int step) {
   }
   stats_->setRowCount(static_cast<int>(rows.size()));
   for (int row = 0; row < static_cast<int>(rows.size()); ++row) {
-    stats_->setItem(row, 0, new QTableWidgetItem(rows[static_cast<size_t>(row)].first));
-    stats_->setItem(row, 1, new QTableWidgetItem(rows[static_cast<size_t>(row)].second));
+    const Row& r = rows[static_cast<size_t>(row)];
+    auto* name = new QTableWidgetItem(r.name);
+    name->setToolTip(r.help);
+    stats_->setItem(row, 0, name);
+    stats_->setItem(row, 1, new QTableWidgetItem(r.value));
   }
   stats_->resizeColumnToContents(0);
   updateButtons();

@@ -10,6 +10,8 @@
 
 #include "language.h"
 #include "main_window.h"
+#include "passes/pipeline.h"
+#include "views/formatting.h"
 
 namespace {
 
@@ -128,6 +130,30 @@ class TranslationsTest : public QObject {
         QFAIL(qPrintable(QStringLiteral("%1 has a string no source uses: %2")
                              .arg(language, QString(key).replace(QChar(0), QStringLiteral(": ")))));
     }
+  }
+
+  // Pass statistics are shown under a label of their own, translated, not under their key: every
+  // statistic a pass declares has one (a new statistic without one fails here).
+  void everyPassStatisticIsTranslated() {
+    QCOMPARE(lathe::studio::applyLanguage(QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+    static const QRegularExpression han(QStringLiteral("[\\x{4e00}-\\x{9fff}]"));
+    int checked = 0;
+    for (const lathe::passes::Pass* pass : lathe::passes::registeredPasses()) {
+      for (const lathe::passes::StatKey& key : pass->info().statistics) {
+        const lathe::views::StatText text = lathe::views::passStatText(pass->name(), key.name, key.help);
+        const QString what = QStringLiteral("%1.%2: %3 / %4").arg(QString::fromUtf8(pass->name().data(), static_cast<qsizetype>(pass->name().size())),
+                                                             QString::fromUtf8(key.name.data(), static_cast<qsizetype>(key.name.size())),
+                                                             text.label, text.help);
+        QVERIFY2(text.label.contains(han) && text.help.contains(han), qPrintable(what));
+        ++checked;
+      }
+    }
+    QVERIFY(checked >= 25);
+    // The two budgets are told apart.
+    QVERIFY(lathe::views::passStatText("recompute", "budget_bytes").label !=
+            lathe::views::passStatText("offload", "budget_bytes").label);
+    QCOMPARE(lathe::studio::applyLanguage(QStringLiteral("en")), QStringLiteral("en"));
+    QCOMPARE(lathe::views::passStatText("recompute", "saved_values").label, QStringLiteral("saved values"));
   }
 
   void switchingLanguageTranslatesTheWindow() {
