@@ -85,7 +85,7 @@
     </message>
     <message>
         <source>the step&apos;s compute alone</source>
-        <translation>the step's compute alone</translation>
+        <translation>the step&apos;s compute alone</translation>
     </message>
     <message>
         <source>stalls</source>
@@ -173,7 +173,7 @@
     </message>
     <message>
         <source>the backward&apos;s recomputation</source>
-        <translation>the backward's recomputation</translation>
+        <translation>the backward&apos;s recomputation</translation>
     </message>
     <message>
         <source>peak</source>
@@ -181,7 +181,7 @@
     </message>
     <message>
         <source>the step&apos;s estimated peak memory</source>
-        <translation>the step's estimated peak memory</translation>
+        <translation>the step&apos;s estimated peak memory</translation>
     </message>
     <message>
         <source>budget met</source>
@@ -229,7 +229,7 @@
     </message>
     <message>
         <source>smallest unit&apos;s weights</source>
-        <translation>smallest unit's weights</translation>
+        <translation>smallest unit&apos;s weights</translation>
     </message>
     <message>
         <source>weights of the smallest unit</source>
@@ -237,7 +237,7 @@
     </message>
     <message>
         <source>largest unit&apos;s weights</source>
-        <translation>largest unit's weights</translation>
+        <translation>largest unit&apos;s weights</translation>
     </message>
     <message>
         <source>weights of the largest unit</source>
@@ -2385,10 +2385,6 @@ starts in the previous step&apos;s tail</translation>
         <translation>snapshot %1, allocated</translation>
     </message>
     <message>
-        <source>Snapshot %1 (device %2): its %3 trace events are spread evenly over this plan&apos;s %4 executions (event i at execution i × %5 / %6), so the two curves share the axis but not a clock. Measured peak %7.</source>
-        <translation>Snapshot %1 (device %2): its %3 trace events are spread evenly over this plan&apos;s %4 executions (event i at execution i × %5 / %6), so the two curves share the axis but not a clock. Measured peak %7.</translation>
-    </message>
-    <message>
         <source>budget %1 cannot be met</source>
         <translation>budget %1 cannot be met</translation>
     </message>
@@ -2474,6 +2470,30 @@ starts in the previous step&apos;s tail</translation>
     <message>
         <source>starts at %1</source>
         <translation>starts at %1</translation>
+    </message>
+    <message>
+        <source>iteration %1 of the %2 it recorded (events %3–%4; iterations are found where memory comes back down between steps), the one with its peak,</source>
+        <translation>iteration %1 of the %2 it recorded (events %3–%4; iterations are found where memory comes back down between steps), the one with its peak,</translation>
+    </message>
+    <message>
+        <source>its whole trace (%1 events: one iteration),</source>
+        <translation>its whole trace (%1 events: one iteration),</translation>
+    </message>
+    <message>
+        <source>Measured peak %1, planned %2 (%3).</source>
+        <translation>Measured peak %1, planned %2 (%3).</translation>
+    </message>
+    <message>
+        <source>Snapshot %1 (device %2): %3 spread evenly over this plan&apos;s %4 executions, so the curves share the step&apos;s ends but not a clock. %5</source>
+        <translation>Snapshot %1 (device %2): %3 spread evenly over this plan's %4 executions, so the curves share the step's ends but not a clock. %5</translation>
+    </message>
+    <message>
+        <source>%1: iteration %2 of %3 over the step. %4</source>
+        <translation>%1: iteration %2 of %3 over the step. %4</translation>
+    </message>
+    <message>
+        <source>%1 over the step. %2</source>
+        <translation>%1 over the step. %2</translation>
     </message>
 </context>
 <context>

@@ -2369,10 +2369,6 @@ starts in the previous step&apos;s tail</source>
         <translation>快照 %1，已分配</translation>
     </message>
     <message>
-        <source>Snapshot %1 (device %2): its %3 trace events are spread evenly over this plan&apos;s %4 executions (event i at execution i × %5 / %6), so the two curves share the axis but not a clock. Measured peak %7.</source>
-        <translation>快照 %1（设备 %2）：其 %3 个跟踪事件被均匀分布到此规划的 %4 次执行上（事件 i 位于执行 i × %5 / %6），因此两条曲线共享坐标轴但不共享时钟。实测峰值 %7。</translation>
-    </message>
-    <message>
         <source>budget %1 cannot be met</source>
         <translation>无法满足预算 %1</translation>
     </message>
@@ -2449,6 +2445,30 @@ starts in the previous step&apos;s tail</source>
     <message>
         <source>starts at %1</source>
         <translation>开始于 %1</translation>
+    </message>
+    <message>
+        <source>iteration %1 of the %2 it recorded (events %3–%4; iterations are found where memory comes back down between steps), the one with its peak,</source>
+        <translation>其记录的 %2 次迭代中的第 %1 次（事件 %3–%4；迭代按步之间内存回落之处划分），即含峰值的那一次，</translation>
+    </message>
+    <message>
+        <source>its whole trace (%1 events: one iteration),</source>
+        <translation>其整个轨迹（%1 个事件：一次迭代），</translation>
+    </message>
+    <message>
+        <source>Measured peak %1, planned %2 (%3).</source>
+        <translation>实测峰值 %1，计划 %2（%3）。</translation>
+    </message>
+    <message>
+        <source>Snapshot %1 (device %2): %3 spread evenly over this plan&apos;s %4 executions, so the curves share the step&apos;s ends but not a clock. %5</source>
+        <translation>快照 %1（设备 %2）：%3 均匀分布在此计划的 %4 次执行上，因此两条曲线共享步的起止，但不共享时钟。%5</translation>
+    </message>
+    <message>
+        <source>%1: iteration %2 of %3 over the step. %4</source>
+        <translation>%1：第 %2 次迭代（共 %3 次）覆盖在该步上。%4</translation>
+    </message>
+    <message>
+        <source>%1 over the step. %2</source>
+        <translation>%1 覆盖在该步上。%2</translation>
     </message>
 </context>
 <context>

@@ -34,22 +34,53 @@ const QColor kBudgetColor(0x7b, 0x1f, 0xa2);
 const QColor kSnapshotColor(0x00, 0x96, 0x88);
 const QColor kCapacityColor(0x20, 0x20, 0x20);
 
-// The allocated bytes of the device with the most trace events; nullopt when no device has any.
+// The allocated bytes of the device with the most trace events over its iteration with the peak;
+// nullopt when no device has any.
 std::optional<SnapshotCurve> curveOf(const analysis::SnapshotTimeline& timeline, const QString& file) {
   const analysis::DeviceMemoryTimeline* busiest = nullptr;
   for (const analysis::DeviceMemoryTimeline& device : timeline.devices) {
     if (!busiest || device.eventCount > busiest->eventCount) busiest = &device;
   }
   if (!busiest || busiest->allocated.empty()) return std::nullopt;
+  const std::vector<analysis::SnapshotIteration> iterations = analysis::snapshotIterations(*busiest);
+  size_t drawn = 0;
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    if (iterations[i].peakBytes == busiest->peakAllocatedBytes) {
+      drawn = i;
+      break;
+    }
+  }
+  const analysis::SnapshotIteration& it = iterations.at(drawn);
   SnapshotCurve curve;
   curve.file = file;
   curve.device = busiest->device;
   curve.events = busiest->eventCount;
-  curve.peakBytes = busiest->peakAllocatedBytes;
-  const double last = std::max<double>(1, static_cast<double>(busiest->eventCount) - 1);
+  curve.iteration = static_cast<int>(drawn) + 1;
+  curve.iterations = static_cast<int>(iterations.size());
+  curve.firstEvent = it.firstEvent == analysis::kBeforeTrace ? 0 : it.firstEvent;
+  curve.lastEvent = it.lastEvent;
+  curve.peakBytes = it.peakBytes;
+  const double first = static_cast<double>(curve.firstEvent);
+  const double span = std::max(1.0, static_cast<double>(it.lastEvent) - first);
+  // The level the iteration starts from: what the last point before it left.
+  double startBytes = static_cast<double>(busiest->allocated.front().bytes);
   for (const analysis::MemoryPoint& point : busiest->allocated) {
-    curve.position.push_back(point.eventIndex == analysis::kBeforeTrace ? 0 : point.eventIndex / last);
+    const bool before = point.eventIndex == analysis::kBeforeTrace || (it.firstEvent != analysis::kBeforeTrace && point.eventIndex < it.firstEvent);
+    if (before) {
+      startBytes = static_cast<double>(point.bytes);
+      continue;
+    }
+    if (point.eventIndex > it.lastEvent) break;
+    if (curve.position.isEmpty()) {
+      curve.position.push_back(0);
+      curve.bytes.push_back(startBytes);
+    }
+    curve.position.push_back((point.eventIndex - first) / span);
     curve.bytes.push_back(static_cast<double>(point.bytes));
+  }
+  if (curve.position.isEmpty()) {
+    curve.position.push_back(0);
+    curve.bytes.push_back(startBytes);
   }
   return curve;
 }
@@ -274,6 +305,8 @@ void MemoryTimelineView::onSnapshotLoaded(const LoadOutcome& outcome) {
 
 void MemoryTimelineView::clearSnapshot() {
   snapshot_ = {};
+  snapshotStatus_->clear();
+  snapshotStatus_->hide();
   showCurrentStep();
 }
 
@@ -401,16 +434,35 @@ void MemoryTimelineView::showCurrentStep() {
     }
     measured->setData(sx, sy, true);
     highest = std::max(highest, static_cast<double>(snapshot_.peakBytes) / unit_.bytes);
-    plot_->setToolTip(tr("Snapshot %1 (device %2): its %3 trace events are spread evenly over this plan's %4 "
-                         "executions (event i at execution i × %5 / %6), so the two curves share the axis but not "
-                         "a clock. Measured peak %7.")
+    const QString drawn = snapshot_.iterations > 1
+                              ? tr("iteration %1 of the %2 it recorded (events %3–%4; iterations are found where memory "
+                                   "comes back down between steps), the one with its peak,")
+                                    .arg(snapshot_.iteration)
+                                    .arg(snapshot_.iterations)
+                                    .arg(snapshot_.firstEvent)
+                                    .arg(snapshot_.lastEvent)
+                              : tr("its whole trace (%1 events: one iteration),").arg(snapshot_.events);
+    const QString peaks = tr("Measured peak %1, planned %2 (%3).")
+                              .arg(formatBytes(snapshot_.peakBytes), formatBytes(timeline.peakBytes),
+                                   formatModelError(static_cast<double>(timeline.peakBytes), static_cast<double>(snapshot_.peakBytes)));
+    plot_->setToolTip(tr("Snapshot %1 (device %2): %3 spread evenly over this plan's %4 executions, so the curves share "
+                         "the step's ends but not a clock. %5")
                           .arg(snapshot_.file)
                           .arg(snapshot_.device)
-                          .arg(snapshot_.events)
+                          .arg(drawn)
                           .arg(steps)
-                          .arg(steps - 1)
-                          .arg(std::max<size_t>(1, snapshot_.events - 1))
-                          .arg(formatBytes(snapshot_.peakBytes)));
+                          .arg(peaks));
+    if (snapshotStatus_->styleSheet().isEmpty()) {
+      snapshotStatus_->setText(snapshot_.iterations > 1
+                                   ? tr("%1: iteration %2 of %3 over the step. %4")
+                                         .arg(snapshot_.file)
+                                         .arg(snapshot_.iteration)
+                                         .arg(snapshot_.iterations)
+                                         .arg(peaks)
+                                   : tr("%1 over the step. %2").arg(snapshot_.file, peaks));
+      snapshotStatus_->setToolTip(plot_->toolTip());
+      snapshotStatus_->setVisible(true);
+    }
   }
 
   // The peak's label hangs from the top beside its line, on the side with room; the budget and

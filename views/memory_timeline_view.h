@@ -29,13 +29,17 @@ namespace lathe::views {
 class PlanSession;
 
 // A snapshot's allocated bytes over its trace events (the device with the most events).
+// The snapshot drawn over the step: one training iteration of its trace (the one with its peak,
+// analysis::snapshotIterations), spread over the step's executions from end to end.
 struct SnapshotCurve {
   QString file;
-  QVector<double> position;  // 0..1 along the trace (event index over the last event's)
+  QVector<double> position;  // 0..1 along the iteration (event index from its first to its last)
   QVector<double> bytes;
   int64_t device = 0;
-  size_t events = 0;
-  uint64_t peakBytes = 0;
+  size_t events = 0;                       // of the whole trace
+  int iteration = 1, iterations = 1;       // which one is drawn, of how many
+  uint32_t firstEvent = 0, lastEvent = 0;  // the drawn iteration's events
+  uint64_t peakBytes = 0;                  // of the drawn iteration: the trace's peak
 };
 
 class MemoryTimelineView : public QWidget {

@@ -262,4 +262,57 @@ LiveAllocations liveAllocationsAt(const io::MemorySnapshot& snapshot, const Devi
   return liveAllocationsAt(snapshot, device, deviceEvents(snapshot, device.device), eventIndex, limit, progress);
 }
 
+std::vector<SnapshotIteration> snapshotIterations(const DeviceMemoryTimeline& device) {
+  const std::vector<MemoryPoint>& points = device.allocated;
+  const auto lastEvent = static_cast<uint32_t>(device.eventCount > 0 ? device.eventCount - 1 : 0);
+  if (points.empty()) return {};
+  uint64_t low = points.front().bytes, high = points.front().bytes;
+  for (const MemoryPoint& p : points) {
+    low = std::min(low, p.bytes);
+    high = std::max(high, p.bytes);
+  }
+  const uint64_t threshold = low + (high - low) / 4;
+  // Humps as [first, last] point indices.
+  std::vector<std::pair<size_t, size_t>> humps;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (points[i].bytes <= threshold || high == low) continue;
+    if (!humps.empty() && humps.back().second + 1 == i) {
+      humps.back().second = i;
+    } else {
+      humps.emplace_back(i, i);
+    }
+  }
+  std::vector<SnapshotIteration> iterations;
+  SnapshotIteration current;
+  // Ends `current` at event `last`; its peak is the first of its points [from, to] at their highest.
+  const auto close = [&](uint32_t last, size_t from, size_t to) {
+    current.lastEvent = last;
+    for (size_t i = from; i <= to; ++i) {
+      if (i == from || points[i].bytes > current.peakBytes) {
+        current.peakBytes = points[i].bytes;
+        current.peakEventIndex = points[i].eventIndex;
+      }
+    }
+    iterations.push_back(current);
+    current = SnapshotIteration{};
+  };
+  size_t startPoint = 0;
+  for (size_t h = 0; h + 1 < humps.size(); ++h) {
+    // The lowest point between this hump and the next, its last event at that level.
+    size_t lowest = humps[h].second + 1;
+    for (size_t i = lowest; i < humps[h + 1].first; ++i) {
+      if (points[i].bytes <= points[lowest].bytes) lowest = i;
+    }
+    // A dip that stays well above the level between iterations is inside one (a brief free in
+    // the backward): no boundary.
+    if (points[lowest].bytes > low + (high - low) / 8) continue;
+    const uint32_t boundary = points[lowest].eventIndex;
+    close(boundary, startPoint, lowest);
+    current.firstEvent = boundary + 1;
+    startPoint = lowest + 1;
+  }
+  close(lastEvent, startPoint, points.size() - 1);
+  return iterations;
+}
+
 }  // namespace lathe::analysis

@@ -111,6 +111,21 @@ struct SnapshotTimeline {
                                                      const SnapshotTimelineOptions& options = {},
                                                      const Progress& progress = {});
 
+// The training iterations a trace recorded, read from the shape of its allocated memory (the
+// snapshot has no step markers): each iteration's forward raises memory far above the level it
+// returns to between iterations, and its backward brings it back. A hump is a run of points above
+// a quarter of the way from the trace's lowest to its highest allocated bytes; consecutive humps are
+// split at the lowest point between them (its last event at that level: where the next forward
+// starts) when it comes back within an eighth of the way (else the dip is inside one iteration). The first iteration starts before the trace, the last ends with it. One hump (or none)
+// is one iteration: the whole trace. Linear in the points.
+struct SnapshotIteration {
+  uint32_t firstEvent = kBeforeTrace;  // kBeforeTrace: from before the trace
+  uint32_t lastEvent = 0;              // inclusive
+  uint64_t peakBytes = 0;
+  uint32_t peakEventIndex = kBeforeTrace;
+};
+[[nodiscard]] std::vector<SnapshotIteration> snapshotIterations(const DeviceMemoryTimeline& device);
+
 // The allocator's state at one moment, as memory_viz's "allocator state" shows it: what is live
 // just after event `eventIndex` of the device's trace (kBeforeTrace: before the first event),
 // largest first, at most `limit`, each with its user frame; `liveCount` is how many are live.

@@ -28,6 +28,15 @@ void checkInvariants(const lathe::io::MemorySnapshot& snapshot) {
     }
     if (device.largestAtPeak.size() == device.liveAtPeakCount && live != device.peakAllocatedBytes)
       __builtin_trap();  // when every live allocation is listed, they add up to the peak
+    // The iterations tile the trace in order and the highest of their peaks is the trace's.
+    const auto iterations = lathe::analysis::snapshotIterations(device);
+    if (device.allocated.empty() != iterations.empty()) __builtin_trap();
+    uint64_t highest = 0;
+    for (size_t i = 0; i < iterations.size(); ++i) {
+      if (i > 0 && iterations[i].firstEvent != iterations[i - 1].lastEvent + 1) __builtin_trap();
+      highest = iterations[i].peakBytes > highest ? iterations[i].peakBytes : highest;
+    }
+    if (!iterations.empty() && highest != device.peakAllocatedBytes) __builtin_trap();
   }
 }
 

@@ -28,6 +28,7 @@
 #include "passes/plan_target.h"
 #include "passes/recompute.h"
 #include "views/budget_panel.h"
+#include "views/formatting.h"
 #include "views/logic/budget_plan.h"
 #include "views/gantt_view.h"
 #include "views/memory_timeline_view.h"
@@ -143,6 +144,7 @@ class BudgetViewsTest : public QObject {
   void ledgerModelOnEveryTrainingCapture_data();
   void ledgerModelOnEveryTrainingCapture();
   void snapshotIsDrawnOverThePlan();
+  void snapshotIterationSpansTheStep();
   void damagedSnapshotLeavesTheTimelineAsItWas();
   void inferenceGraphPlansOffloadOnly();
 };
@@ -608,6 +610,42 @@ void BudgetViewsTest::snapshotIsDrawnOverThePlan() {
   QVERIFY(timeline->snapshot().peakBytes > 0);
 }
 
+// Our llama snapshot recorded two training steps of the capture's model: the one with the peak is
+// drawn from the step's first execution to its last (not both squeezed into one step), and the
+// line above the plot gives the measured and the planned peak.
+void BudgetViewsTest::snapshotIterationSpansTheStep() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  QVERIFY(openPlanned(window, sample("captures/llama3_8b_2l_train.log.gz")));
+  lathe::views::MemoryTimelineView* timeline = window.timelineView();
+  const auto [ok, error] = loadSnapshot(timeline, sample("snapshots/llama3_8b_2l_train_snapshot.pickle"));
+  QVERIFY2(ok, qPrintable(error));
+  const lathe::views::SnapshotCurve& curve = timeline->snapshot();
+  QCOMPARE(curve.iterations, 2);
+  QCOMPARE(curve.iteration, 2);
+  QCOMPARE(curve.lastEvent, 1727u);
+  QCOMPARE(curve.position.front(), 0.0);
+  QCOMPARE(curve.position.back(), 1.0);
+  QCOMPARE(curve.peakBytes, uint64_t{7083753768});
+  const QCPGraph* drawn = timeline->plot()->graph(timeline->plot()->graphCount() - 1);
+  bool found = false;
+  const QCPRange keys = drawn->getKeyRange(found);
+  QVERIFY(found);
+  const auto lastExecution = static_cast<double>(window.planSession()->currentPlanned()->schedule.nodes.size() - 1);
+  QCOMPARE(keys.lower, 0.0);
+  QCOMPARE(keys.upper, lastExecution);
+  // Its first point is the level the iteration starts from: what the first step left, about the
+  // weights' 2.77 GiB, not the first step's activations.
+  QVERIFY(curve.bytes.front() < 3.2 * (1ull << 30));
+  auto* status = window.findChild<QLabel*>(QStringLiteral("snapshotStatus"));
+  const QString planned = lathe::views::formatBytes(window.planSession()->currentPlanned()->timeline.peakBytes);
+  QVERIFY2(status->text().contains(QStringLiteral("iteration 2 of 2")) && status->text().contains(QStringLiteral("6.60 GiB")) &&
+               status->text().contains(planned),
+           qPrintable(status->text()));
+  timeline->clearSnapshot();
+  QVERIFY(!status->isVisible());
+}
+
 void BudgetViewsTest::damagedSnapshotLeavesTheTimelineAsItWas() {
   MainWindow window(MainWindow::Options{.useSettings = false});
   window.show();
@@ -617,7 +655,9 @@ void BudgetViewsTest::damagedSnapshotLeavesTheTimelineAsItWas() {
   const auto [ok, loadError] = loadSnapshot(timeline, good);
   QVERIFY2(ok, qPrintable(loadError));
   auto* status = window.findChild<QLabel*>(QStringLiteral("snapshotStatus"));
-  QVERIFY(!status->isVisible());
+  // A good snapshot's line compares the peaks.
+  QVERIFY(status->isVisible());
+  QVERIFY2(status->text().contains(QStringLiteral("Measured peak")), qPrintable(status->text()));
   const QVector<double> bytes = timeline->snapshot().bytes;
   const int graphs = timeline->plot()->graphCount();
   QVERIFY(!bytes.isEmpty());

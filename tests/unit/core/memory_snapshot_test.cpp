@@ -21,6 +21,8 @@ using lathe::analysis::kBeforeTrace;
 using lathe::analysis::liveAllocationsAt;
 using lathe::analysis::LiveAllocations;
 using lathe::analysis::MemoryPoint;
+using lathe::analysis::SnapshotIteration;
+using lathe::analysis::snapshotIterations;
 
 namespace {
 
@@ -454,6 +456,52 @@ TEST(MemorySnapshot, OurLlamaTrainingSnapshot) {
   EXPECT_EQ(t.peakReservedBytes, 7677673472u);
   EXPECT_EQ(t.peakReservedEventIndex, 306u);
   EXPECT_FALSE(t.reservedInconsistent);
+}
+
+// Two training steps recorded back to back: the trace splits into two iterations at the low point
+// between them (the first step's backward has freed its activations, the second's forward has not
+// begun), and the second holds the trace's peak.
+TEST(MemorySnapshot, OurLlamaSnapshotHasTwoIterations) {
+  const MemorySnapshot s = loadMemorySnapshot(samplePath("snapshots/llama3_8b_2l_train_snapshot.pickle"));
+  const DeviceMemoryTimeline t = buildSnapshotTimeline(s).devices.at(0);
+  const std::vector<SnapshotIteration> iterations = snapshotIterations(t);
+  ASSERT_EQ(iterations.size(), 2u);
+  EXPECT_EQ(iterations[0].firstEvent, kBeforeTrace);
+  EXPECT_EQ(iterations[1].firstEvent, iterations[0].lastEvent + 1);
+  EXPECT_EQ(iterations[1].lastEvent, 1727u);
+  // Between the humps of `lathe memory`'s series (5.62 GiB at event 835, 2.98 GiB at 964).
+  EXPECT_GT(iterations[0].lastEvent, 851u);
+  EXPECT_LT(iterations[0].lastEvent, 964u);
+  EXPECT_EQ(iterations[1].peakEventIndex, t.peakEventIndex);
+  EXPECT_EQ(iterations[1].peakBytes, t.peakAllocatedBytes);
+  EXPECT_GT(iterations[0].peakBytes, t.initialAllocatedBytes + (t.peakAllocatedBytes - t.initialAllocatedBytes) / 2);
+  EXPECT_LE(iterations[0].peakBytes, t.peakAllocatedBytes);
+}
+
+// On every snapshot we have: the iterations tile the trace in order, each holds its own peak, and
+// the highest of their peaks is the trace's.
+TEST(MemorySnapshot, IterationsTileTheTrace) {
+  for (const char* sample : {"snapshots/llama3_8b_2l_train_snapshot.pickle", "memory_snapshot/ftcourse/memory_snapshot.pickle",
+                             "memory_snapshot/cs336-a2-systems/memory_files/memory_ctx128_forward.pickle"}) {
+    SCOPED_TRACE(sample);
+    const MemorySnapshot s = loadMemorySnapshot(samplePath(sample));
+    for (const DeviceMemoryTimeline& t : buildSnapshotTimeline(s).devices) {
+      if (t.allocated.empty()) continue;
+      const std::vector<SnapshotIteration> iterations = snapshotIterations(t);
+      ASSERT_FALSE(iterations.empty());
+      EXPECT_EQ(iterations.front().firstEvent, kBeforeTrace);
+      EXPECT_EQ(iterations.back().lastEvent, t.eventCount - 1);
+      uint64_t highest = 0;
+      for (size_t i = 0; i < iterations.size(); ++i) {
+        if (i > 0) {
+          EXPECT_EQ(iterations[i].firstEvent, iterations[i - 1].lastEvent + 1);
+        }
+        EXPECT_LE(iterations[i].firstEvent == kBeforeTrace ? 0 : iterations[i].firstEvent, iterations[i].lastEvent);
+        highest = std::max(highest, iterations[i].peakBytes);
+      }
+      EXPECT_EQ(highest, t.peakAllocatedBytes);
+    }
+  }
 }
 
 // The allocator's state at any moment adds up to the active-memory series there, on our snapshot and
