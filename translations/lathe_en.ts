@@ -1627,6 +1627,13 @@ starts in the previous step&apos;s tail</translation>
     </message>
 </context>
 <context>
+    <name>lathe::views::GraphMinimap</name>
+    <message>
+        <source>The whole graph: click or drag to move the view</source>
+        <translation>The whole graph: click or drag to move the view</translation>
+    </message>
+</context>
+<context>
     <name>lathe::views::GraphNodesModel</name>
     <message>
         <source>#</source>
@@ -2485,7 +2492,7 @@ starts in the previous step&apos;s tail</translation>
     </message>
     <message>
         <source>Snapshot %1 (device %2): %3 spread evenly over this plan&apos;s %4 executions, so the curves share the step&apos;s ends but not a clock. %5</source>
-        <translation>Snapshot %1 (device %2): %3 spread evenly over this plan's %4 executions, so the curves share the step's ends but not a clock. %5</translation>
+        <translation>Snapshot %1 (device %2): %3 spread evenly over this plan&apos;s %4 executions, so the curves share the step&apos;s ends but not a clock. %5</translation>
     </message>
     <message>
         <source>%1: iteration %2 of %3 over the step. %4</source>

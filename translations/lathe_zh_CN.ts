@@ -1610,6 +1610,13 @@ starts in the previous step&apos;s tail</source>
     </message>
 </context>
 <context>
+    <name>lathe::views::GraphMinimap</name>
+    <message>
+        <source>The whole graph: click or drag to move the view</source>
+        <translation>整个图：点击或拖动以移动视图</translation>
+    </message>
+</context>
+<context>
     <name>lathe::views::GraphNodesModel</name>
     <message>
         <source>#</source>

@@ -31,6 +31,7 @@
 #include "passes/plan_target.h"
 #include "util/diagnostics.h"
 #include "views/formatting.h"
+#include "views/graph_minimap.h"
 #include "views/plan_session.h"
 
 namespace lathe::views {
@@ -318,7 +319,8 @@ GraphView::GraphView(QWidget* parent)
       overlayChooser_(new QComboBox(toolbar_)),
       busy_(new QLabel(this)),
       overlayLabel_(new QLabel(this)),
-      legend_(new QLabel(this)) {
+      legend_(new QLabel(this)),
+      minimap_(new GraphMinimap(this)) {
   setObjectName(QStringLiteral("graphView"));
   setScene(new QGraphicsScene(this));
   scene()->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
@@ -679,7 +681,10 @@ void GraphView::setOverlay(Overlay overlay) {
 }
 
 void GraphView::applyOverlay() {
-  if (!graph_ || !shown_) return;
+  if (!graph_ || !shown_) {
+    minimap_->sceneChanged();  // empty: hidden
+    return;
+  }
   const ir::Graph& graph = *graph_;
   // Ramps span the drawn nodes' values, so that the colours on screen use the whole ramp.
   auto range = [&](auto&& value) {
@@ -704,6 +709,7 @@ void GraphView::applyOverlay() {
   }
   for (const auto& [node, item] : itemsByNode_) static_cast<NodeItem*>(item)->setFill(overlayFill(node));
   updateLegend();
+  minimap_->sceneChanged();
 }
 
 QColor GraphView::nodeFill(ir::NodeId node) const {
@@ -1080,8 +1086,10 @@ void GraphView::placeOverlays() {
   busy_->adjustSize();
   busy_->move(area.left() + 8, area.top() + 8);
   legend_->move(area.right() - legend_->width() - 8, area.bottom() - legend_->height() - 8);
+  minimap_->move(area.left() + 8, area.bottom() - minimap_->height() - 8);
   toolbar_->raise();
   legend_->raise();
+  minimap_->raise();
   busy_->raise();
   overlayLabel_->raise();
 }

@@ -3,7 +3,8 @@
 // collapses. Nodes show name and target, coloured by an overlay chosen in the toolbar (op category,
 // role, fusion group, saved / recomputed, offload unit, size, estimated time) with a matching
 // legend. The toolbar also searches (name, target, module path) and jumps to matches. Wheel zooms,
-// drag pans; zoomed far out boxes lose their text. Layout runs on a worker thread, level by level,
+// drag pans; zoomed far out boxes lose their text; a minimap in the corner shows where the view is
+// on a graph larger than the window and moves it. Layout runs on a worker thread, level by level,
 // cached per expanded cluster and per graph id.
 #pragma once
 
@@ -27,6 +28,7 @@ class QToolButton;
 
 namespace lathe::views {
 
+class GraphMinimap;
 class PlanSession;
 
 class GraphView : public QGraphicsView {
@@ -61,6 +63,8 @@ class GraphView : public QGraphicsView {
   [[nodiscard]] const std::vector<ir::NodeId>& searchMatches() const { return matches_; }
   [[nodiscard]] int currentMatch() const { return currentMatch_; }
   [[nodiscard]] QString searchStatus() const;
+  // The whole graph in small in the bottom-left corner, shown while part of it is out of view.
+  [[nodiscard]] GraphMinimap* minimap() const { return minimap_; }
 
   // Writes the laid out graph (every drawn box, with the legend) as SVG or PNG, by the suffix.
   // False with `error` set when the file cannot be written.
@@ -174,6 +178,7 @@ class GraphView : public QGraphicsView {
   QLabel* busy_;
   QLabel* overlayLabel_;
   QLabel* legend_;
+  GraphMinimap* minimap_;
 };
 
 }  // namespace lathe::views

@@ -3,6 +3,7 @@
 // cluster's frame, an edge per input relation), one node selection shared by the graph view, the
 // node table and the inspector, and --view screenshots.
 #include "gui_support.h"
+#include "views/graph_minimap.h"
 #include "views/graph_view.h"
 
 #include <QElapsedTimer>
@@ -113,6 +114,7 @@ class GraphViewTest : public QObject {
   void layoutOfExportedProgram() { checkEveryGraph(sample("pt2/gpt2_tiny.pt2")); }
   void selectionIsShared();
   void graphScreenshotDiffersFromNodes();
+  void minimapShowsAndMovesTheView();
 };
 
 void GraphViewTest::selectionIsShared() {
@@ -185,6 +187,47 @@ void GraphViewTest::graphScreenshotDiffersFromNodes() {
   }
   QVERIFY(lathe::testing::distinctColours(pictures[QStringLiteral("graph")]) > 20);
   QVERIFY(pictures[QStringLiteral("graph")] != pictures[QStringLiteral("nodes")]);
+}
+
+// gpt2's joint graph (2605 nodes) does not fit the window at a readable zoom: the minimap shows the
+// whole of it with the part on show framed, a click on it moves the view there, and it goes away
+// once everything is in view.
+void GraphViewTest::minimapShowsAndMovesTheView() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.resize(1600, 1000);
+  window.show();
+  lathe::views::GraphView* view = window.graphView();
+  QSignalSpy shown(view, &lathe::views::GraphView::layoutShown);
+  QSignalSpy loaded(&window, &MainWindow::loadFinished);
+  window.openPath(sample("captures/gpt2_train.log.gz"));
+  QVERIFY(loaded.wait(60000) && loaded.first().first().toBool());
+  QVERIFY(window.selectGraph(QStringLiteral("1/0_1:aot_joint_graph")));
+  window.showCentralView(MainWindow::CentralView::Graph);
+  QVERIFY(lathe::testing::waitUntil([&] { return !view->isLayingOut() && view->layout() != nullptr; }));
+  view->fitToWindow();
+  lathe::views::GraphMinimap* minimap = view->minimap();
+  QTRY_VERIFY(minimap->isVisible());
+  QVERIFY(minimap->width() <= lathe::views::GraphMinimap::kMaxWidth + 2 && minimap->height() <= lathe::views::GraphMinimap::kMaxHeight + 2);
+  const QRectF before = minimap->shownSceneRect();
+  QCOMPARE(before, view->mapToScene(view->viewport()->rect()).boundingRect());
+
+  // A click near the map's bottom brings the end of the graph (the backward) into view.
+  const QRectF scene = view->scene()->itemsBoundingRect();
+  const QPointF target(scene.center().x(), scene.bottom() - scene.height() * 0.1);
+  QTest::mouseClick(minimap, Qt::LeftButton, {}, minimap->mapFromScene(target).toPoint());
+  const QPointF centre = view->mapToScene(view->viewport()->rect().center());
+  const QRectF after = minimap->shownSceneRect();
+  QVERIFY2(after.center().y() > before.center().y() + scene.height() * 0.5,
+           qPrintable(QStringLiteral("%1 -> %2 of %3").arg(before.center().y()).arg(after.center().y()).arg(scene.height())));
+  QVERIFY2(std::abs(centre.y() - target.y()) < after.height() / 2 + 1, qPrintable(QStringLiteral("%1 %2").arg(centre.y()).arg(target.y())));
+
+  // All of it in view: no map.
+  view->resetTransform();
+  view->scale(0.01, 0.01);
+  view->centerOn(scene.center());
+  const QRectF all = minimap->shownSceneRect();
+  QVERIFY(all.contains(scene));
+  QTRY_VERIFY(!minimap->isVisible());
 }
 
 QTEST_MAIN(GraphViewTest)
