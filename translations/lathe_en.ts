@@ -765,6 +765,10 @@
         <source>Diagnostics (%1)</source>
         <translation>Diagnostics (%1)</translation>
     </message>
+    <message>
+        <source>captured on the CPU, priced as on %1</source>
+        <translation>captured on the CPU, priced as on %1</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -1054,6 +1058,10 @@
     <message>
         <source>Measured: the plan&apos;s step with each node at the time %1 measured (the others at the model&apos;s estimate). Estimated: the same step as the model alone prices it.</source>
         <translation>Measured: the plan&apos;s step with each node at the time %1 measured (the others at the model&apos;s estimate). Estimated: the same step as the model alone prices it.</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#a15c00&apos;&gt;Captured on the CPU: times and memory are estimated as if it ran on %1.&lt;/span&gt;</source>
+        <translation>&lt;span style='color:#a15c00'&gt;Captured on the CPU: times and memory are estimated as if it ran on %1.&lt;/span&gt;</translation>
     </message>
 </context>
 <context>

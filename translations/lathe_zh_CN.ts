@@ -761,6 +761,10 @@
         <source>Diagnostics (%1)</source>
         <translation>诊断（%1）</translation>
     </message>
+    <message>
+        <source>captured on the CPU, priced as on %1</source>
+        <translation>在 CPU 上捕获，按 %1 估价</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views</name>
@@ -1044,6 +1048,10 @@
     <message>
         <source>Measured: the plan&apos;s step with each node at the time %1 measured (the others at the model&apos;s estimate). Estimated: the same step as the model alone prices it.</source>
         <translation>实测：规划的单步中每个节点取 %1 实测的耗时（其余节点取模型估计）。估计：同一单步仅按模型定价。</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#a15c00&apos;&gt;Captured on the CPU: times and memory are estimated as if it ran on %1.&lt;/span&gt;</source>
+        <translation>&lt;span style='color:#a15c00'&gt;在 CPU 上捕获：时间和内存按在 %1 上运行来估计。&lt;/span&gt;</translation>
     </message>
 </context>
 <context>

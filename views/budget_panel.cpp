@@ -311,6 +311,10 @@ void BudgetPanel::onPlanFinished(bool ok, const QString& error) {
     lines << tr("<b>Peak %1</b> · step <b>%2</b> measured on %3")
                  .arg(formatBytes(peak), formatSeconds(run->stepEstimateSeconds()), run->hardware.toHtmlEscaped());
   }
+  if (run->target && run->target->capturedOnCpu()) {
+    lines << tr("<span style='color:#a15c00'>Captured on the CPU: times and memory are estimated as if it ran on %1.</span>")
+                 .arg(run->hardware.toHtmlEscaped());
+  }
   outcome_->setToolTip(run->profile ? tr("Measured: the plan's step with each node at the time %1 measured (the "
                                          "others at the model's estimate). Estimated: the same step as the model "
                                          "alone prices it.")

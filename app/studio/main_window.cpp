@@ -114,6 +114,7 @@ MainWindow::MainWindow(Options options, QWidget* parent)
   connect(nodesTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { showNode(nodesModel_->nodeAt(nodesProxy_->mapToSource(current))); });
   connect(inspector_, &views::NodeInspector::nodeActivated, this, &MainWindow::selectNode);
+  connect(planSession_, &views::PlanSession::hardwareChanged, this, &MainWindow::updateGraphTitle);
   connect(planSession_, &views::PlanSession::hardwareChanged, inspector_, [this] {
     inspector_->setHardware(planSession_->hardwareProfile());
     inspector_->setNodeTimes(nullptr);  // the last hardware's, until the re-plan brings the new ones
@@ -147,6 +148,7 @@ void MainWindow::createWidgets() {
   titleFont.setBold(true);
   graphTitle_->setFont(titleFont);
   graphTitle_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  graphTitle_->setWordWrap(true);  // a long title takes two lines, not the window's width
   search_ = new QLineEdit(central);
   search_->setObjectName(QStringLiteral("nodeSearch"));
   search_->setPlaceholderText(tr("Filter nodes: name, target, category, shape, source…"));
@@ -613,9 +615,7 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
   // The session's target: the graph's analyses and costs are computed once for every view.
   graphView_->setGraph(planSession_->target());
   inspector_->clear();
-  const ir::GraphCounts counts = ir::countGraph(*graph);
-  graphTitle_->setText(
-      tr("%1 · %2 nodes · %3 calls · %4 inputs").arg(id).arg(counts.nodes).arg(counts.calls).arg(counts.placeholders));
+  updateGraphTitle();
   nodesTable_->resizeColumnsToContents();
   QHeaderView* header = nodesTable_->horizontalHeader();
   for (int column = 0; column < header->count(); ++column) {
@@ -626,6 +626,25 @@ void MainWindow::showGraph(const QModelIndex& treeIndex) {
     codeShowsFx_ = true;
     if (centralTabs_->currentWidget() == codeView_) showFxText();
   }
+}
+
+void MainWindow::updateGraphTitle() {
+  const auto& graph = nodesModel_->graph();
+  if (!graph) return;
+  const ir::GraphCounts counts = ir::countGraph(*graph);
+  QString title = tr("%1 · %2 nodes · %3 calls · %4 inputs")
+                      .arg(nodesModel_->graphId())
+                      .arg(counts.nodes)
+                      .arg(counts.calls)
+                      .arg(counts.placeholders);
+  // A graph traced on the CPU is priced on the target GPU all the same: say so where its figures are.
+  const auto& target = planSession_->target();
+  if (target && target->sharedGraph() == graph && target->capturedOnCpu()) {
+    title = QStringLiteral("%1 · <span style='color:#a15c00'>%2</span>")
+                .arg(title.toHtmlEscaped(), tr("captured on the CPU, priced as on %1")
+                                                .arg(views::toQString(planSession_->hardwareProfile().name).toHtmlEscaped()));
+  }
+  graphTitle_->setText(title);
 }
 
 void MainWindow::showNode(ir::NodeId node) {

@@ -193,6 +193,8 @@ class MainWindow : public QMainWindow {
   void onLoadFinished(const views::LoadOutcome& outcome);
   void showGraph(const QModelIndex& treeIndex);
   void showNode(ir::NodeId node);
+  // "graph · N nodes · …", with a note where a graph traced on the CPU is priced on the target GPU.
+  void updateGraphTitle();
   // The one node selection: selects the node's row in the table, which shows it everywhere.
   void selectNode(ir::NodeId node);
   void rememberRecent(const QString& path);

@@ -5,6 +5,7 @@
 #include "main_window.h"
 
 #include <QDockWidget>
+#include <QLabel>
 #include <QFile>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -77,7 +78,31 @@ class MainWindowTest : public QObject {
   void damagedLogShowsDiagnostics();
   void truncatedGzipDoesNotCrash();
   void cancelKeepsThePreviousArtifact();
+  void cpuCaptureSaysItIsPricedOnTheTarget();
 };
+
+// A .pt2 exported on the CPU (fp32) is priced on the target GPU like any graph: the title over the
+// graph and the budget panel say so, with the target's name; a CUDA capture's do not.
+void MainWindowTest::cpuCaptureSaysItIsPricedOnTheTarget() {
+  MainWindow window(MainWindow::Options{.useSettings = false});
+  window.show();
+  auto* title = window.findChild<QLabel*>(QStringLiteral("graphTitle"));
+  auto* outcome = window.findChild<QLabel*>(QStringLiteral("budgetOutcome"));
+  QVERIFY(title && outcome);
+  QSignalSpy planned(window.planSession(), &lathe::views::PlanSession::finished);
+  QVERIFY(openAndWait(window, sample("pt2/gpt2_tiny.pt2")));
+  QVERIFY(!planned.isEmpty() || planned.wait(60000));
+  const QString hardware = QString::fromStdString(window.planSession()->hardwareProfile().name);
+  QVERIFY2(title->text().contains(QStringLiteral("captured on the CPU")) && title->text().contains(hardware),
+           qPrintable(title->text()));
+  QVERIFY2(outcome->text().contains(QStringLiteral("Captured on the CPU")), qPrintable(outcome->text()));
+
+  planned.clear();
+  QVERIFY(openAndWait(window, sample("captures/llama3_8b_2l_tiny_train.log.gz")));
+  QVERIFY(!planned.isEmpty() || planned.wait(60000));
+  QVERIFY(!title->text().contains(QStringLiteral("CPU")));
+  QVERIFY(!outcome->text().contains(QStringLiteral("CPU")));
+}
 
 void MainWindowTest::selectionFlowsFromTreeToNodesToInspector() {
   MainWindow window(MainWindow::Options{.useSettings = false});
