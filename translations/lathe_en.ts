@@ -1061,7 +1061,19 @@
     </message>
     <message>
         <source>&lt;span style=&apos;color:#a15c00&apos;&gt;Captured on the CPU: times and memory are estimated as if it ran on %1.&lt;/span&gt;</source>
-        <translation>&lt;span style='color:#a15c00'&gt;Captured on the CPU: times and memory are estimated as if it ran on %1.&lt;/span&gt;</translation>
+        <translation>&lt;span style=&apos;color:#a15c00&apos;&gt;Captured on the CPU: times and memory are estimated as if it ran on %1.&lt;/span&gt;</translation>
+    </message>
+    <message>
+        <source>This budget: peak %1, step %2 (recompute %3)</source>
+        <translation>This budget: peak %1, step %2 (recompute %3)</translation>
+    </message>
+    <message>
+        <source>; on show: peak %1, step %2</source>
+        <translation>; on show: peak %1, step %2</translation>
+    </message>
+    <message>
+        <source>, before offload</source>
+        <translation>, before offload</translation>
     </message>
 </context>
 <context>

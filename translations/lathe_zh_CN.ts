@@ -1051,7 +1051,19 @@
     </message>
     <message>
         <source>&lt;span style=&apos;color:#a15c00&apos;&gt;Captured on the CPU: times and memory are estimated as if it ran on %1.&lt;/span&gt;</source>
-        <translation>&lt;span style='color:#a15c00'&gt;在 CPU 上捕获：时间和内存按在 %1 上运行来估计。&lt;/span&gt;</translation>
+        <translation>&lt;span style=&apos;color:#a15c00&apos;&gt;在 CPU 上捕获：时间和内存按在 %1 上运行来估计。&lt;/span&gt;</translation>
+    </message>
+    <message>
+        <source>This budget: peak %1, step %2 (recompute %3)</source>
+        <translation>此预算：峰值 %1，单步 %2（重计算 %3）</translation>
+    </message>
+    <message>
+        <source>; on show: peak %1, step %2</source>
+        <translation>；当前显示：峰值 %1，单步 %2</translation>
+    </message>
+    <message>
+        <source>, before offload</source>
+        <translation>，未计卸载</translation>
     </message>
 </context>
 <context>

@@ -57,6 +57,7 @@ BudgetPanel::BudgetPanel(PlanSession* session, QWidget* parent)
       budgetSlider_(new QSlider(Qt::Horizontal, this)),
       budgetSpin_(new QSpinBox(this)),
       range_(new QLabel(this)),
+      preview_(new QLabel(this)),
       offloadActivations_(new QCheckBox(tr("Offload activations to host memory"), this)),
       streamWeights_(new QCheckBox(tr("Stream weights"), this)),
       residentSlider_(new QSlider(Qt::Horizontal, this)),
@@ -89,6 +90,9 @@ BudgetPanel::BudgetPanel(PlanSession* session, QWidget* parent)
   budgetSlider_->setToolTip(
       tr("Memory budget: from the least peak recompute can reach to the peak without recompute."));
   range_->setObjectName(QStringLiteral("budgetRange"));
+  preview_->setObjectName(QStringLiteral("budgetPreview"));
+  preview_->setWordWrap(true);
+  preview_->hide();
   residentSlider_->setRange(0, 100);
   residentSlider_->setValue(30);
   residentSlider_->setToolTip(
@@ -111,6 +115,7 @@ BudgetPanel::BudgetPanel(PlanSession* session, QWidget* parent)
   budgetRow->addWidget(budgetSpin_);
   form->addRow(tr("Memory budget"), budgetRow);
   form->addRow(QString(), range_);
+  form->addRow(QString(), preview_);
   form->addRow(QString(), offloadActivations_);
   form->addRow(QString(), streamWeights_);
   auto* residentRow = new QHBoxLayout;
@@ -237,6 +242,7 @@ void BudgetPanel::onGraphChanged() {
   offloadActivations_->setEnabled(joint);
   hardware_->setEnabled(session_->hasGraph());
   outcome_->clear();
+  preview_->hide();
   if (!session_->hasGraph()) {
     range_->setText(tr("Select a graph to plan."));
   } else if (!joint) {
@@ -282,7 +288,27 @@ void BudgetPanel::onFrontierReady(bool ok, const QString& error) {
 
 void BudgetPanel::scheduleReplan() {
   if (!session_->hasGraph()) return;
+  updatePreview();
   coalesce_->start();  // restarts: a burst of moves plans once, for where it ends
+}
+
+void BudgetPanel::updatePreview() {
+  const auto& frontier = session_->frontier();
+  if (!frontier || frontier->points.empty() || !budgetSlider_->isEnabled()) {
+    preview_->hide();
+    return;
+  }
+  // The point the budget policy will pick, and what the plan on show has, side by side.
+  const passes::FrontierPoint& point = frontier->pick(budgetBytes());
+  QString text = tr("This budget: peak %1, step %2 (recompute %3)")
+                     .arg(formatBytes(point.peakBytes), formatSeconds(point.stepSeconds), formatSeconds(point.recomputeSeconds));
+  if (const auto& run = session_->planRun(); run && !run->planned.empty()) {
+    text += tr("; on show: peak %1, step %2").arg(formatBytes(run->planned.back().timeline.peakBytes),
+                                                   formatSeconds(run->stepEstimateSeconds()));
+  }
+  if (streamWeights() || offloadActivations()) text += tr(", before offload");
+  preview_->setText(text);
+  preview_->show();
 }
 
 void BudgetPanel::replan() {
@@ -298,6 +324,7 @@ void BudgetPanel::onPlanFinished(bool ok, const QString& error) {
   }
   const auto& run = session_->planRun();
   if (!run || run->planned.empty()) return;
+  if (!preview_->isHidden()) updatePreview();  // "on show" is now this plan
   const uint64_t peak = run->planned.back().timeline.peakBytes;
   QStringList lines;
   if (!run->profile) {

@@ -2,8 +2,9 @@
 // its peak without recompute), activation offload, weight streaming with the share of weights kept
 // resident (off until asked for), and the target GPU. Moving a
 // control re-plans in the background: moves are coalesced, the run in flight is cancelled, the
-// GUI never waits. The outcome (peak, recompute time, step estimate, whether the budget is met)
-// is shown when the plan comes back.
+// GUI never waits. What a budget gives (the frontier point it picks: peak, step, recompute) shows
+// as the controls move; the outcome (peak, recompute time, step estimate, whether the budget is
+// met) when the plan comes back.
 #pragma once
 
 #include <QWidget>
@@ -48,6 +49,9 @@ class BudgetPanel : public QWidget {
   void setHardware(const QString& idOrPath);
   [[nodiscard]] QSlider* budgetSlider() const { return budgetSlider_; }
   [[nodiscard]] QLabel* outcomeLabel() const { return outcome_; }
+  // What the budget on the controls will give, read from the frontier as the controls move, before
+  // the re-plan comes back.
+  [[nodiscard]] QLabel* previewLabel() const { return preview_; }
 
  private:
   void onGraphChanged();
@@ -57,6 +61,7 @@ class BudgetPanel : public QWidget {
   void showHardware(const QString& idOrPath);
   void scheduleReplan();
   void replan();
+  void updatePreview();
   // What changed from the plan shown before (same graph): peak and saved values.
   [[nodiscard]] QString changeSincePrevious(const PlanRun& run) const;
 
@@ -64,6 +69,7 @@ class BudgetPanel : public QWidget {
   QSlider* budgetSlider_;
   QSpinBox* budgetSpin_;
   QLabel* range_;
+  QLabel* preview_;
   QCheckBox* offloadActivations_;
   QCheckBox* streamWeights_;
   QSlider* residentSlider_;

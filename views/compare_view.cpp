@@ -18,6 +18,7 @@
 
 #include "passes/plan_builder.h"
 #include "plan/plan_bind.h"
+#include "util/format.h"
 #include "views/formatting.h"
 #include "views/graph_diff_model.h"
 #include "views/plan_file.h"
@@ -41,12 +42,6 @@ QString stageOf(const QString& id) {
 
 QString signedBytes(uint64_t a, uint64_t b) {
   return b >= a ? QStringLiteral("+") + formatBytes(b - a) : QStringLiteral("−") + formatBytes(a - b);
-}
-
-QString estimateText(const std::string& name, double value) {
-  if (name.ends_with("_bytes")) return formatBytes(static_cast<uint64_t>(std::max(0.0, value)));
-  if (name.ends_with("_seconds")) return formatSeconds(value);
-  return QString::number(value, 'g', 6);
 }
 
 }  // namespace
@@ -389,8 +384,8 @@ void CompareView::showPlanDiff() {
                                          : QStringLiteral("%1%").arg(*e.a != 0 ? (*e.b / *e.a - 1) * 100 : 0.0, 0, 'f', 1);
       if (!e.name.ends_with("_bytes") && !delta.startsWith(QLatin1Char('-'))) delta.prepend(QLatin1Char('+'));
     }
-    add(passStatText({}, e.name).label, e.a ? estimateText(e.name, *e.a) : QStringLiteral("—"), e.b ? estimateText(e.name, *e.b) : QStringLiteral("—"),
-        delta);
+    const auto text = [&](double value) { return toQString(formatEstimate(e.name, value)); };
+    add(passStatText({}, e.name).label, e.a ? text(*e.a) : QStringLiteral("—"), e.b ? text(*e.b) : QStringLiteral("—"), delta);
   }
   for (size_t c = 0; c < plan::kTimelineCategories; ++c) {
     if (d.atPeakA[c] == 0 && d.atPeakB[c] == 0) continue;

@@ -164,7 +164,11 @@ void PipelinePanel::showStep(int step) {
     // In the interface language, with what each counts on hover (the key's name for scripts).
     for (const passes::PassStat& stat : record.result.stats) {
       const StatText text = passStatText(record.step.pass, stat.key.name, stat.key.help);
-      rows.push_back({text.label, formatPassStat(stat), QStringLiteral("%1 (%2)").arg(text.help, toQString(stat.key.name))});
+      const QString value = formatPassStat(stat);
+      // One number, one name: a pass's step time or peak that is the planned one is not repeated.
+      const bool repeatsPlanned = (stat.key.name == "step_seconds" && value == rows[1].value) ||
+                           (stat.key.name == "peak_bytes" && value == rows[0].value);
+      if (!repeatsPlanned) rows.push_back({text.label, value, QStringLiteral("%1 (%2)").arg(text.help, toQString(stat.key.name))});
     }
     rows.push_back({tr("pass time"), formatSeconds(record.seconds), {}});
     QStringList lines;

@@ -220,6 +220,12 @@ void BudgetViewsTest::movingTheBudgetReplans() {
   }
   slider->setValue(slider->minimum());
   const uint64_t low = panel->budgetBytes();
+  // Before the re-plan comes back, the panel says what this budget will give: the frontier point it picks.
+  QLabel* preview = panel->previewLabel();
+  QVERIFY(preview->isVisibleTo(panel));
+  QVERIFY2(preview->text().contains(lathe::views::formatBytes(frontier->pick(low).peakBytes)) &&
+               preview->text().contains(lathe::views::formatSeconds(frontier->pick(low).stepSeconds)),
+           qPrintable(preview->text()));
   const PlanRun* tight = waitForBudgetRun(session, low);
   QVERIFY(tight);
   QCOMPARE(started.count(), 1);

@@ -2,6 +2,7 @@
 // (its widget on show and drawn, the other tabs of its place hidden), a clear refusal of views that
 // do not exist yet, and exit code 2 (with the picture) for damaged input.
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QTemporaryDir>
 #include <QTest>
@@ -23,6 +24,7 @@ class ScreenshotTest : public QObject {
   void everyView();
   void offloadRunOfARunFolder();
   void inChinese();
+  void compareWithAnotherCapture();
   void unknownViewIsRefused();
   void damagedInput();
 };
@@ -100,6 +102,29 @@ void ScreenshotTest::inChinese() {
   const Run unknown = runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--language"), QStringLiteral("xx")});
   QCOMPARE(unknown.exitCode, 1);
   QVERIFY(unknown.errors.contains(QStringLiteral("xx")));
+}
+
+// --compare opens B in the Compare tab once the plan is ready; a B that does not open writes no
+// picture and exits 2 with the reason.
+void ScreenshotTest::compareWithAnotherCapture() {
+  QTemporaryDir dir;
+  const QString png = dir.filePath(QStringLiteral("compare.png"));
+  const Run run = runStudio({QStringLiteral("--screenshot"), png, QStringLiteral("--view"), QStringLiteral("compare"),
+                             QStringLiteral("--compare"), QString::fromUtf8(LATHE_SAMPLES_DIR "/captures/llama3_8b_2l_dyntrain.log.gz"),
+                             QString::fromUtf8(LATHE_SAMPLES_DIR "/captures/llama3_8b_2l_train.log.gz")});
+  QCOMPARE(run.exitCode, 0);
+  const QImage image(png);
+  QCOMPARE(image.size(), QSize(1600, 1000));
+  const QString wrong = wrongView(run, image, QStringLiteral("compare"));
+  QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
+
+  const QString missing = dir.filePath(QStringLiteral("missing.png"));
+  const Run refused = runStudio({QStringLiteral("--screenshot"), missing, QStringLiteral("--view"), QStringLiteral("compare"),
+                                 QStringLiteral("--compare"), dir.filePath(QStringLiteral("no_such.log")),
+                                 QString::fromUtf8(LATHE_SAMPLES_DIR "/captures/llama3_8b_2l_tiny_train.log.gz")});
+  QCOMPARE(refused.exitCode, 2);
+  QVERIFY(!QFileInfo::exists(missing));
+  QVERIFY2(refused.errors.contains(QStringLiteral("could not compare with")), qPrintable(refused.errors));
 }
 
 void ScreenshotTest::unknownViewIsRefused() {

@@ -54,7 +54,7 @@ struct ViewPlace {
 
 inline ViewPlace placeOf(const QString& view) {
   const QStringList centre{QStringLiteral("graphView"), QStringLiteral("nodesTable"), QStringLiteral("guardsView"),
-                           QStringLiteral("codeView")};
+                           QStringLiteral("codeView"),  QStringLiteral("compilesView"), QStringLiteral("compareView")};
   const QStringList bottom{QStringLiteral("memoryTimeline"), QStringLiteral("ganttView"),
                            QStringLiteral("offloadRunView"), QStringLiteral("savedTensorTable"),
                            QStringLiteral("calibrationView")};
@@ -65,7 +65,8 @@ inline ViewPlace placeOf(const QString& view) {
       {QStringLiteral("timeline"), QStringLiteral("memoryTimeline")}, {QStringLiteral("gantt"), QStringLiteral("ganttView")},
       {QStringLiteral("offload"), QStringLiteral("offloadRunView")}, {QStringLiteral("budget"), QStringLiteral("budgetPanel")},
       {QStringLiteral("pipeline"), QStringLiteral("pipelinePanel")},
-      {QStringLiteral("measured"), QStringLiteral("calibrationView")}};
+      {QStringLiteral("measured"), QStringLiteral("calibrationView")},
+      {QStringLiteral("compiles"), QStringLiteral("compilesView")},   {QStringLiteral("compare"), QStringLiteral("compareView")}};
   ViewPlace place{widgets.value(view), {}};
   for (const QStringList& area : {centre, bottom, side}) {
     if (!area.contains(place.widget)) continue;
