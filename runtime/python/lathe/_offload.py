@@ -2,15 +2,22 @@
 between their last forward read and their first backward read.
 
 The planner (recompute(..., offload=true)) names each value with where its copies go: the copy out
-is issued after the value's last forward reader, the compute stream waits for it after
-`wait_after` (the GPU storage is free from there), the copy in is issued early enough in the
-backward to end by the first reader, which waits for it. Copies run on one device-to-host and one
-host-to-device stream, into pinned host buffers reused from step to step.
+is issued after the value's last forward reader and the value is let go after `wait_after`; the copy
+in is issued early enough in the backward to end by the first reader, which waits for it. Copies run
+on one device-to-host and one host-to-device stream, into pinned host buffers reused from step to
+step.
+
+The compute stream never waits for a copy out: the value's storage is recorded on the copy stream
+(`Tensor.record_stream`), so the allocator hands it out again only once the copy has read it, and
+the copy in waits for the copy out that filled its host buffer. Making the compute stream wait at
+`wait_after` instead cost 4-5 ms a step on the four Llama-3-8B-dims layers with the same peak
+(docs/benchmarks.md, "Activation offload"): the planner's node times are slower than the GPU's, so
+compute reached the wait before the copy had ended.
 
 Four ops carry this through Inductor, as torch's own activation offloading does (a transfer and a
 wait, the wait returning its input so that readers depend on it):
     host = lathe::offload(x)                 copy out, issued on the D2H stream
-    host = lathe::offload_wait(host, x, a)   the compute stream waits; x's last use (then freed)
+    host = lathe::offload_wait(host, x, a)   x's last use (then freed, reused once the copy has read it)
     dev  = lathe::reload(host, a)            copy in, issued on the H2D stream into a new buffer
     dev  = lathe::reload_wait(dev, host)     the compute stream waits; the host buffer goes back to the pool
 `a` is the output of the node the op must follow. On a CPU the copies are plain copies (the graphs
@@ -56,6 +63,8 @@ def _copy(destination: torch.Tensor, source: torch.Tensor, device: torch.device,
     compute = torch.cuda.current_stream(device)
     stream = _stream(device, direction)
     stream.wait_stream(compute)
+    if direction == "h2d":  # after the copy out that filled the host buffer
+        stream.wait_event(_events.pop(source.data_ptr()))
     with torch.cuda.stream(stream):
         destination.copy_(source, non_blocking=True)
         event = torch.cuda.Event()
@@ -110,7 +119,7 @@ _library.define("reload_wait(Tensor(a) x, Tensor host) -> Tensor(a)")
 @torch.library.impl("lathe::offload_wait", "CompositeExplicitAutograd")
 def _offload_wait(host: torch.Tensor, source: torch.Tensor, after: Optional[torch.Tensor] = None) -> torch.Tensor:
     if source.device.type == "cuda":
-        _wait(host, source.device)
+        source.record_stream(_stream(source.device, "d2h"))
     return host
 
 
