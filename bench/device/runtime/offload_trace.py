@@ -1,5 +1,5 @@
 """Where an activation-offloaded step spends its time: bench.py's 4-layer stack under
-lathe.compile(policy=BENCH_POLICY, activation_offload=True), one step under torch.profiler after
+lathe.compile(policy=BENCH_POLICY, memory=BENCH_MEMORY, activation_offload=True), one step under torch.profiler after
 warm-up. Prints forward and backward times and memory (each phase synchronized), the host/device
 copies with their streams and times from the step's start, and the host ops that took longest.
     device run: BENCH_SCRIPT=offload_trace.py bash bench/device/runtime/run.sh   (carry .device/deps)
@@ -35,12 +35,13 @@ def phases(fn, model, x):
 
 def main():
     policy = os.environ.get("BENCH_POLICY", "heuristic")
+    memory = os.environ.get("BENCH_MEMORY") or None  # "4.5GiB" with policy budget
     torch.manual_seed(0)
     model = Stack().cuda().to(torch.bfloat16)
     x = torch.randn(2, 4096, 4096, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     for offload in (False, True):
         torch._dynamo.reset()
-        fn = lathe.compile(lambda inp: model(inp), policy=policy, activation_offload=offload)
+        fn = lathe.compile(lambda inp: model(inp), policy=policy, memory=memory, activation_offload=offload)
         for _ in range(4):
             step(fn, model, x)
         fwd, bwd, held = phases(fn, model, x)
