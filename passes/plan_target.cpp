@@ -16,9 +16,10 @@ struct PlanTarget::Shared {
   analysis::GraphInputs inputs;
   const ir::OpRegistry* ops = &ir::OpRegistry::global();
   bool inductor = true;
-  std::once_flag jointOnce, unitsOnce;
+  std::once_flag jointOnce, unitsOnce, deviceOnce;
   analysis::JointInfo joint;
   analysis::LayerUnits units;
+  bool capturedOnCpu = false;
 };
 
 struct PlanTarget::Costs {
@@ -88,15 +89,19 @@ bool PlanTarget::inductorJointPasses() const { return shared_->inductor; }
 const ir::OpRegistry& PlanTarget::ops() const { return *shared_->ops; }
 
 bool PlanTarget::capturedOnCpu() const {
-  const ir::Graph& g = graph();
-  bool any = false;
-  for (ir::NodeId id = 0; id < g.size(); ++id) {
-    const ir::TensorMeta& meta = g.node(id).meta;
-    if (!meta.isTensor() || meta.device == 0) continue;
-    if (g.str(meta.device) != "cpu") return false;
-    any = true;
-  }
-  return any;
+  // Asked whenever a front end shows the graph's figures: read the devices once.
+  std::call_once(shared_->deviceOnce, [&] {
+    const ir::Graph& g = graph();
+    bool any = false;
+    for (ir::NodeId id = 0; id < g.size(); ++id) {
+      const ir::TensorMeta& meta = g.node(id).meta;
+      if (!meta.isTensor() || meta.device == 0) continue;
+      if (g.str(meta.device) != "cpu") return;
+      any = true;
+    }
+    shared_->capturedOnCpu = any;
+  });
+  return shared_->capturedOnCpu;
 }
 
 const analysis::JointInfo& PlanTarget::joint() const {

@@ -125,7 +125,7 @@ class RecomputePass : public Pass {
   static constexpr StatKey kBudgetBytes{"budget_bytes", StatUnit::Bytes, "the peak budget asked for (policy=budget)"};
   static constexpr StatKey kBudgetMet{"budget_met", StatUnit::Flag, "whether a plan within the budget was found"};
   static constexpr StatKey kOffloadedValues{"offloaded_values", StatUnit::Count, "saved values held in host memory"};
-  static constexpr StatKey kOffloadedBytes{"offloaded_bytes", StatUnit::Bytes, "bytes of them"};
+  static constexpr StatKey kOffloadedBytes{"offloaded_bytes", StatUnit::Bytes, "bytes of the saved values held in host memory"};
 
   [[nodiscard]] const PassInfo& info() const override;
   void checkOptions(const PassOptions& options) const override;

@@ -8,10 +8,6 @@
         <translation>fusion groups</translation>
     </message>
     <message>
-        <source>each one generated kernel</source>
-        <translation>each one generated kernel</translation>
-    </message>
-    <message>
         <source>pointwise groups</source>
         <translation>pointwise groups</translation>
     </message>
@@ -266,6 +262,10 @@
     <message>
         <source>no</source>
         <translation>no</translation>
+    </message>
+    <message>
+        <source>fusion groups (each one generated kernel)</source>
+        <translation>fusion groups (each one generated kernel)</translation>
     </message>
 </context>
 <context>

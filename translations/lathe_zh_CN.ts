@@ -8,10 +8,6 @@
         <translation>融合组</translation>
     </message>
     <message>
-        <source>each one generated kernel</source>
-        <translation>每组生成一个内核</translation>
-    </message>
-    <message>
         <source>pointwise groups</source>
         <translation>逐元素组</translation>
     </message>
@@ -266,6 +262,10 @@
     <message>
         <source>no</source>
         <translation>否</translation>
+    </message>
+    <message>
+        <source>fusion groups (each one generated kernel)</source>
+        <translation>融合组（每组生成一个内核）</translation>
     </message>
 </context>
 <context>

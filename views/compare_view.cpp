@@ -14,7 +14,6 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QVBoxLayout>
-#include <filesystem>
 
 #include "passes/plan_builder.h"
 #include "plan/plan_bind.h"
@@ -38,10 +37,6 @@ namespace {
 QString stageOf(const QString& id) {
   const qsizetype colon = id.indexOf(QLatin1Char(':'));
   return colon < 0 ? id : id.mid(colon + 1);
-}
-
-QString signedBytes(uint64_t a, uint64_t b) {
-  return b >= a ? QStringLiteral("+") + formatBytes(b - a) : QStringLiteral("−") + formatBytes(a - b);
 }
 
 }  // namespace
@@ -127,13 +122,13 @@ CompareView::CompareView(QWidget* parent)
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setWordWrap(false);
 
-  auto* top = new QSplitter(Qt::Horizontal, this);
-  top->addWidget(plot_);
-  top->addWidget(planBox);
-  top->setStretchFactor(0, 3);
-  top->setStretchFactor(1, 2);
+  top_ = new QSplitter(Qt::Horizontal, this);
+  top_->addWidget(plot_);
+  top_->addWidget(planBox);
+  top_->setStretchFactor(0, 3);
+  top_->setStretchFactor(1, 2);
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(top);
+  split->addWidget(top_);
   split->addWidget(table_);
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
@@ -145,7 +140,7 @@ CompareView::CompareView(QWidget* parent)
 
   connect(graphB_, &QComboBox::currentIndexChanged, this, [this] {
     bPicked_ = true;  // B stays where the user put it while A moves
-    diffGraphs();
+    refreshDiff();
   });
   connect(table_, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
     const ir::NodeId node = model_->nodeA(proxy_->mapToSource(index));
@@ -175,8 +170,18 @@ void CompareView::setA(std::shared_ptr<const io::Artifact> artifact, const QStri
     // compile; and where A moved onto B's graph, the one most like it instead.
     fillGraphsB(b_ ? (b_->plan ? toQString(b_->plan->graphId) : graphIdA_) : QString());
   } else {
-    diffGraphs();
+    refreshDiff();
   }
+}
+
+void CompareView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (diffStale_) diffGraphs();
+}
+
+void CompareView::refreshDiff() {
+  diffStale_ = !isVisible();
+  if (!diffStale_) diffGraphs();
 }
 
 void CompareView::setPlanA(std::shared_ptr<const PlanRun> run) {
@@ -215,16 +220,16 @@ void CompareView::onBLoaded(const JobOutcome<std::shared_ptr<const LoadedB>>& ou
   if (!outcome.value) {
     const QString error = outcome.error.cancelled ? tr("cancelled") : outcome.error.message;
     sourceB_->setText(b_ ? QFileInfo(pathB_).fileName() : tr("this artifact"));
-    diffGraphs();
-    summary_->setText(tr("%1 was not opened (%2); the comparison on show is unchanged.")
-                          .arg(QFileInfo(openingB_).fileName(), error.toHtmlEscaped()) +
-                      QStringLiteral("<br>") + summary_->text());
+    bNotOpened_ = tr("%1 was not opened (%2); the comparison on show is unchanged.")
+                      .arg(QFileInfo(openingB_).fileName(), error.toHtmlEscaped());
+    refreshDiff();
     emit bLoaded(false, error);
     return;
   }
   b_ = *outcome.value;
   pathB_ = openingB_;
   bPicked_ = false;
+  bNotOpened_.clear();
   sourceB_->setText(QFileInfo(pathB_).fileName());
   sourceB_->setToolTip(pathB_);
   fillGraphsB(b_->plan ? toQString(b_->plan->graphId) : graphIdA_);
@@ -250,21 +255,21 @@ void CompareView::fillGraphsB(const QString& preferred) {
   graphB_->clear();
   for (const io::GraphListing& g : graphsB_) graphB_->addItem(toQString(g.id));
   graphB_->setCurrentIndex(pick);
-  diffGraphs();
+  refreshDiff();
 }
 
 bool CompareView::selectGraphB(const QString& graphId) {
   const int index = graphB_->findText(graphId);
   if (index < 0) return false;
-  graphB_->setCurrentIndex(index);
   bPicked_ = true;
-  diffGraphs();
+  graphB_->setCurrentIndex(index);  // a new index diffs through currentIndexChanged
   return true;
 }
 
 QString CompareView::graphIdB() const { return graphB_->currentText(); }
 
 void CompareView::diffGraphs() {
+  diffStale_ = false;
   const int index = graphB_->currentIndex();
   const std::shared_ptr<const ir::Graph> graphB =
       index >= 0 && static_cast<size_t>(index) < graphsB_.size() ? graphsB_[static_cast<size_t>(index)].graph : nullptr;
@@ -292,6 +297,7 @@ void CompareView::diffGraphs() {
                           .arg(d.onlyInA)
                           .arg(d.onlyInB));
   }
+  if (!bNotOpened_.isEmpty()) summary_->setText(bNotOpened_ + QStringLiteral("<br>") + summary_->text());
   drawCategories();
 }
 
@@ -357,6 +363,11 @@ void CompareView::comparePlans() {
 
 void CompareView::showPlanDiff() {
   QWidget* box = planTable_->parentWidget();
+  if (planDiff_ && box->isHidden()) {
+    // Shown anew: the plot keeps three fifths, whatever width the table's text asks for.
+    const int width = std::max(top_->width(), 500);
+    top_->setSizes({width * 3 / 5, width * 2 / 5});
+  }
   box->setVisible(planDiff_.has_value());
   planTable_->setRowCount(0);
   if (!planDiff_) {
@@ -378,19 +389,14 @@ void CompareView::showPlanDiff() {
     }
   };
   for (const plan::PlanDiff::Estimate& e : d.estimates) {
-    QString delta;
-    if (e.a && e.b) {
-      delta = e.name.ends_with("_bytes") ? signedBytes(static_cast<uint64_t>(*e.a), static_cast<uint64_t>(*e.b))
-                                         : QStringLiteral("%1%").arg(*e.a != 0 ? (*e.b / *e.a - 1) * 100 : 0.0, 0, 'f', 1);
-      if (!e.name.ends_with("_bytes") && !delta.startsWith(QLatin1Char('-'))) delta.prepend(QLatin1Char('+'));
-    }
+    const QString delta = e.a && e.b ? toQString(formatEstimateChange(e.name, *e.a, *e.b)) : QString();
     const auto text = [&](double value) { return toQString(formatEstimate(e.name, value)); };
     add(passStatText({}, e.name).label, e.a ? text(*e.a) : QStringLiteral("—"), e.b ? text(*e.b) : QStringLiteral("—"), delta);
   }
   for (size_t c = 0; c < plan::kTimelineCategories; ++c) {
     if (d.atPeakA[c] == 0 && d.atPeakB[c] == 0) continue;
     add(tr("at the peak: %1").arg(memoryCategoryLabel(static_cast<analysis::MemoryCategory>(c))), formatBytes(d.atPeakA[c]), formatBytes(d.atPeakB[c]),
-        signedBytes(d.atPeakA[c], d.atPeakB[c]));
+        toQString(formatBytesChange(d.atPeakA[c], d.atPeakB[c])));
   }
   const auto counts = [&](const QString& name, size_t a, size_t b) {
     const qlonglong delta = static_cast<qlonglong>(b) - static_cast<qlonglong>(a);

@@ -22,6 +22,7 @@ class QLabel;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
+class QSplitter;
 class QTableView;
 class QTableWidget;
 
@@ -45,7 +46,8 @@ class CompareView : public QWidget {
   // it went; a failure keeps the B on show.
   void openB(const QString& path);
   void cancelB();
-  // B: a graph of B's artifact by id; false when there is none.
+  // B: a graph of B's artifact by id; false when there is none. The node table, summary and plot
+  // follow A and B while the tab is on show (or once it is shown).
   bool selectGraphB(const QString& graphId);
   [[nodiscard]] QString graphIdB() const;
   [[nodiscard]] QString pathB() const { return pathB_; }  // "" while B is A's artifact
@@ -71,7 +73,11 @@ class CompareView : public QWidget {
 
  private:
   struct LoadedB;
+  void showEvent(QShowEvent* event) override;
   void onBLoaded(const JobOutcome<std::shared_ptr<const LoadedB>>& outcome);
+  // diffGraphs now when the tab is on show, else once it is: A moves with every graph the window
+  // shows, and a diff of two large graphs is not free.
+  void refreshDiff();
   // B's graph list from its artifact; selects `preferred`, else the graph most like A's.
   void fillGraphsB(const QString& preferred);
   void diffGraphs();
@@ -87,6 +93,7 @@ class CompareView : public QWidget {
   QPushButton* cancel_;
   QLabel* summary_;
   QCustomPlot* plot_;
+  QSplitter* top_;  // the plot beside the plans
   QTableWidget* planTable_;
   QLabel* planTitle_;
   QTableView* table_;
@@ -101,6 +108,8 @@ class CompareView : public QWidget {
   QString pathB_;
   QString openingB_;  // the file on its way to being B
   bool bPicked_ = false;  // B's graph chosen by the user (else it follows A)
+  bool diffStale_ = false;  // A or B changed while the tab was hidden
+  QString bNotOpened_;      // why the last file asked for as B did not open ("" when it did)
   std::vector<io::GraphListing> graphsB_;
   std::optional<plan::PlanDiff> planDiff_;
   JobTracker loads_, plans_;

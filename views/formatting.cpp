@@ -138,9 +138,10 @@ struct KnownStat {
   const char* help;
 };
 
-// Every statistic the passes declare (passes/*.h) and the plan bundle's estimates.
+// Every statistic the passes declare (passes/*.h), with their declared help as the source text to
+// translate (gui_translations checks they agree), and the plan bundle's estimates.
 constexpr KnownStat kKnownStats[] = {
-      {"groups", "", QT_TRANSLATE_NOOP("PassStats", "fusion groups"), QT_TRANSLATE_NOOP("PassStats", "each one generated kernel")},
+      {"groups", "", QT_TRANSLATE_NOOP("PassStats", "fusion groups"), QT_TRANSLATE_NOOP("PassStats", "fusion groups (each one generated kernel)")},
       {"groups_pointwise", "", QT_TRANSLATE_NOOP("PassStats", "pointwise groups"), QT_TRANSLATE_NOOP("PassStats", "groups without a reduction")},
       {"groups_reduction", "", QT_TRANSLATE_NOOP("PassStats", "reduction groups"), QT_TRANSLATE_NOOP("PassStats", "groups around a reduction")},
       {"groups_normalization", "", QT_TRANSLATE_NOOP("PassStats", "normalization groups"), QT_TRANSLATE_NOOP("PassStats", "groups around a normalization (softmax, layer_norm)")},

@@ -85,10 +85,10 @@ QVariant GraphDiffModel::data(const QModelIndex& index, int role) const {
       if (!inA || !inB) return {};
       // What differs, named in the interface language (core's NodeDiff::what is the CLI's English).
       QStringList what;
-      if (a_->node(d->a).kind != b_->node(d->b).kind) what << tr("kind");
-      if (a_->target(d->a) != b_->target(d->b)) what << tr("op");
-      if (valueSummary(*a_, d->a) != valueSummary(*b_, d->b)) what << tr("value");
-      if (d->matchedByProvenance) what << tr("name (matched by op and source line)");
+      if (d->differs(analysis::NodeDiff::NodeKindField)) what << tr("kind");
+      if (d->differs(analysis::NodeDiff::Op)) what << tr("op");
+      if (d->differs(analysis::NodeDiff::Value)) what << tr("value");
+      if (d->differs(analysis::NodeDiff::Name)) what << tr("name (matched by op and source line)");
       return what.join(QStringLiteral(", "));
     }
     default: return {};

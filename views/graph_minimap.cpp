@@ -32,18 +32,14 @@ double GraphMinimap::mapScale() const {
 }
 
 void GraphMinimap::sceneChanged() {
+  // The laid-out bounds (what Fit fits), not the items' bounding rect: no walk over the items.
   QGraphicsScene* scene = view_->scene();
-  sceneRect_ = scene ? scene->itemsBoundingRect() : QRectF();
-  picture_ = {};
+  sceneRect_ = scene ? scene->sceneRect() : QRectF();
+  picture_ = {};  // drawn again when next painted: a colouring changes while the map is hidden too
   if (!sceneRect_.isEmpty()) {
     const double scale = mapScale();
-    const QSize size(std::max(1, static_cast<int>(sceneRect_.width() * scale)), std::max(1, static_cast<int>(sceneRect_.height() * scale)));
-    picture_ = QPixmap(size);
-    picture_.fill(QColor(0xfa, 0xfa, 0xfa));
-    QPainter painter(&picture_);
-    painter.setRenderHint(QPainter::Antialiasing);
-    scene->render(&painter, QRectF(QPointF(0, 0), QSizeF(size)), sceneRect_, Qt::KeepAspectRatio);
-    resize(size + QSize(2 * kBorder, 2 * kBorder));
+    resize(QSize(std::max(1, static_cast<int>(sceneRect_.width() * scale)), std::max(1, static_cast<int>(sceneRect_.height() * scale))) +
+           QSize(2 * kBorder, 2 * kBorder));
   }
   viewChanged();
 }
@@ -58,11 +54,18 @@ QPointF GraphMinimap::mapFromScene(const QPointF& scenePoint) const {
 
 void GraphMinimap::viewChanged() {
   const bool allInView = sceneRect_.isEmpty() || shownSceneRect().contains(sceneRect_);
-  setVisible(!allInView && !picture_.isNull());
+  setVisible(!allInView);
   update();
 }
 
 void GraphMinimap::paintEvent(QPaintEvent*) {
+  if (picture_.isNull() && !sceneRect_.isEmpty()) {
+    picture_ = QPixmap(size() - QSize(2 * kBorder, 2 * kBorder));
+    picture_.fill(QColor(0xfa, 0xfa, 0xfa));
+    QPainter scenePainter(&picture_);
+    scenePainter.setRenderHint(QPainter::Antialiasing);
+    view_->scene()->render(&scenePainter, QRectF(QPointF(0, 0), QSizeF(picture_.size())), sceneRect_, Qt::KeepAspectRatio);
+  }
   QPainter painter(this);
   painter.fillRect(rect(), QColor(255, 255, 255, 235));
   painter.drawPixmap(kBorder, kBorder, picture_);

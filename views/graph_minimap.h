@@ -18,7 +18,8 @@ class GraphMinimap : public QWidget {
 
   explicit GraphMinimap(QGraphicsView* view);
 
-  // The scene's items changed (a new layout, another colouring): draw the picture again.
+  // The scene's items changed (a new layout, another colouring): the picture is drawn again when
+  // the map is next painted, so a hidden map costs nothing.
   void sceneChanged();
   // The view scrolled or zoomed: frame the part on show; hide when all of it is.
   void viewChanged();
@@ -37,7 +38,7 @@ class GraphMinimap : public QWidget {
   [[nodiscard]] double mapScale() const;
 
   QGraphicsView* view_;
-  QPixmap picture_;
+  QPixmap picture_;  // the scene in small; null until painted after a change
   QRectF sceneRect_;
 };
 

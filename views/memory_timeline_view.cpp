@@ -264,6 +264,7 @@ void MemoryTimelineView::loadSnapshot(const QString& path) {
   snapshotStatus_->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
   snapshotStatus_->setToolTip(path);
   snapshotStatus_->setStyleSheet({});
+  statusHoldsLoad_ = true;
   showSnapshotProgress(true);
 }
 
@@ -295,6 +296,7 @@ void MemoryTimelineView::onSnapshotLoaded(const LoadOutcome& outcome) {
   snapshotStatus_->setText(error);
   snapshotStatus_->setToolTip(error);
   snapshotStatus_->setStyleSheet(error.isEmpty() ? QString() : QStringLiteral("QLabel { color: #b00020; }"));
+  statusHoldsLoad_ = !error.isEmpty();
   showSnapshotProgress(false);
   if (curve) {
     snapshot_ = std::move(*curve);
@@ -305,6 +307,7 @@ void MemoryTimelineView::onSnapshotLoaded(const LoadOutcome& outcome) {
 
 void MemoryTimelineView::clearSnapshot() {
   snapshot_ = {};
+  statusHoldsLoad_ = false;
   snapshotStatus_->clear();
   snapshotStatus_->hide();
   showCurrentStep();
@@ -452,7 +455,7 @@ void MemoryTimelineView::showCurrentStep() {
                           .arg(drawn)
                           .arg(steps)
                           .arg(peaks));
-    if (snapshotStatus_->styleSheet().isEmpty()) {
+    if (!statusHoldsLoad_) {
       snapshotStatus_->setText(snapshot_.iterations > 1
                                    ? tr("%1: iteration %2 of %3 over the step. %4")
                                          .arg(snapshot_.file)

@@ -127,6 +127,9 @@ class MemoryTimelineView : public QWidget {
   double measuredPeakBytes_ = 0;
   QString measuredSummary_;
   SnapshotCurve snapshot_;
+  // The line above the plot tells of a snapshot load (on its way, or why it failed): the measured
+  // against planned peak waits until it is over.
+  bool statusHoldsLoad_ = false;
   ArtifactLoader* snapshotLoader_;
   ir::NodeId selected_ = ir::kNoNode;
   int selectedMarkers_ = 0;

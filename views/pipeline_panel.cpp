@@ -155,10 +155,12 @@ void PipelinePanel::showStep(int step) {
   };
   std::vector<Row> rows;
   const passes::PlannedStep& planned = run->planned[static_cast<size_t>(step)];
-  rows.push_back({tr("planned peak"), formatBytes(planned.timeline.peakBytes), {}});
+  const QString plannedPeak = formatBytes(planned.timeline.peakBytes);
   // Where weights stream, the step is the simulated one (it waits for copies), as the bundle's estimate.
   const plan::PlanState& state = run->stateAt(step);
-  rows.push_back({tr("planned step time"), formatSeconds(state.offload ? state.offload->stepSeconds : planned.stepSeconds), {}});
+  const QString plannedStep = formatSeconds(state.offload ? state.offload->stepSeconds : planned.stepSeconds);
+  rows.push_back({tr("planned peak"), plannedPeak, {}});
+  rows.push_back({tr("planned step time"), plannedStep, {}});
   if (step > 0) {
     const passes::PipelineRecord& record = run->run.history[static_cast<size_t>(step - 1)];
     // In the interface language, with what each counts on hover (the key's name for scripts).
@@ -166,8 +168,8 @@ void PipelinePanel::showStep(int step) {
       const StatText text = passStatText(record.step.pass, stat.key.name, stat.key.help);
       const QString value = formatPassStat(stat);
       // One number, one name: a pass's step time or peak that is the planned one is not repeated.
-      const bool repeatsPlanned = (stat.key.name == "step_seconds" && value == rows[1].value) ||
-                           (stat.key.name == "peak_bytes" && value == rows[0].value);
+      const bool repeatsPlanned = (stat.key.name == "step_seconds" && value == plannedStep) ||
+                                  (stat.key.name == "peak_bytes" && value == plannedPeak);
       if (!repeatsPlanned) rows.push_back({text.label, value, QStringLiteral("%1 (%2)").arg(text.help, toQString(stat.key.name))});
     }
     rows.push_back({tr("pass time"), formatSeconds(record.seconds), {}});

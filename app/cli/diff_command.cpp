@@ -29,10 +29,6 @@ DiffOptions& diffOptions() {
   return o;
 }
 
-std::string signedBytes(uint64_t a, uint64_t b) {
-  return b >= a ? "+" + formatBytes(b - a) : "-" + formatBytes(a - b);
-}
-
 // --- plans -----------------------------------------------------------------------------------------
 
 json planDiffJson(const plan::PlanDiff& d) {
@@ -75,8 +71,7 @@ void printPlanDiff(const plan::PlanDiff& d, const DiffOptions& o) {
   for (const auto& e : d.estimates) {
     std::string delta;
     if (e.a && e.b) {
-      delta = e.name.ends_with("_bytes") ? signedBytes(static_cast<uint64_t>(*e.a), static_cast<uint64_t>(*e.b))
-                                         : fmt::format("{:+.1f}%", *e.a != 0 ? (*e.b / *e.a - 1) * 100 : 0.0);
+      delta = formatEstimateChange(e.name, *e.a, *e.b);
     }
     estimates.add({e.name, e.a ? formatEstimate(e.name, *e.a) : "-", e.b ? formatEstimate(e.name, *e.b) : "-", delta});
   }
@@ -86,9 +81,9 @@ void printPlanDiff(const plan::PlanDiff& d, const DiffOptions& o) {
   for (size_t c = 0; c < plan::kTimelineCategories; ++c) {
     if (d.atPeakA[c] == 0 && d.atPeakB[c] == 0) continue;
     memory.add({std::string(plan::kTimelineCategoryNames[c]), formatBytes(d.atPeakA[c]), formatBytes(d.atPeakB[c]),
-                signedBytes(d.atPeakA[c], d.atPeakB[c])});
+                formatBytesChange(d.atPeakA[c], d.atPeakB[c])});
   }
-  memory.add({"peak", formatBytes(d.peakA), formatBytes(d.peakB), signedBytes(d.peakA, d.peakB)});
+  memory.add({"peak", formatBytes(d.peakA), formatBytes(d.peakB), formatBytesChange(d.peakA, d.peakB)});
   std::cout << '\n';
   memory.print(std::cout);
   std::cout << fmt::format("\nrecompute: A {} saves {} and recomputes {}; B {} saves {} and recomputes {}\n",

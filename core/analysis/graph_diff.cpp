@@ -29,21 +29,35 @@ std::string provenanceKey(const ir::Graph& graph, NodeId id) {
   return key;
 }
 
-std::vector<std::string> differences(const ir::Graph& a, NodeId x, const ir::Graph& b, NodeId y) {
+// What differs between a matched pair: the NodeDiff::DiffField bits and their text.
+struct Differences {
+  uint8_t fields = 0;
   std::vector<std::string> what;
+};
+
+Differences differences(const ir::Graph& a, NodeId x, const ir::Graph& b, NodeId y) {
+  Differences d;
   const ir::Node& p = a.node(x);
   const ir::Node& q = b.node(y);
   if (p.kind != q.kind) {
-    what.push_back("kind " + std::string(ir::nodeKindName(p.kind)) + " -> " + std::string(ir::nodeKindName(q.kind)));
+    d.fields |= NodeDiff::NodeKindField;
+    d.what.push_back("kind " + std::string(ir::nodeKindName(p.kind)) + " -> " + std::string(ir::nodeKindName(q.kind)));
   }
-  if (a.target(x) != b.target(y)) what.push_back("op " + std::string(a.target(x)) + " -> " + std::string(b.target(y)));
+  if (a.target(x) != b.target(y)) {
+    d.fields |= NodeDiff::Op;
+    d.what.push_back("op " + std::string(a.target(x)) + " -> " + std::string(b.target(y)));
+  }
   const std::string valueA = valueText(a, x), valueB = valueText(b, y);
-  if (valueA != valueB) what.push_back("value " + (valueA.empty() ? "?" : valueA) + " -> " + (valueB.empty() ? "?" : valueB));
+  if (valueA != valueB) {
+    d.fields |= NodeDiff::Value;
+    d.what.push_back("value " + (valueA.empty() ? "?" : valueA) + " -> " + (valueB.empty() ? "?" : valueB));
+  }
   // An input's name is its position: a new name says nothing the alignment has not.
   if (a.name(x) != b.name(y) && p.kind != ir::NodeKind::Placeholder) {
-    what.insert(what.begin(), "name " + std::string(a.name(x)) + " -> " + std::string(b.name(y)));
+    d.fields |= NodeDiff::Name;
+    d.what.insert(d.what.begin(), "name " + std::string(a.name(x)) + " -> " + std::string(b.name(y)));
   }
-  return what;
+  return d;
 }
 
 // Inputs of B looked at for each input of A: an inserted input or two (symbolic sizes) is skipped,
@@ -141,22 +155,22 @@ GraphDiff diffGraphs(const ir::Graph& a, const ir::Graph& b) {
 
   for (NodeId id = 0; id < a.size(); ++id) {
     if (partnerOfA[id] == ir::kNoNode) continue;
-    std::vector<std::string> what = differences(a, id, b, partnerOfA[id]);
-    const bool renamedOnly = byProvenance[id] && what.size() == 1;
-    if (what.empty()) continue;
-    NodeDiff change{NodeDiff::Kind::Changed, id, partnerOfA[id], byProvenance[id] != 0, std::move(what)};
+    Differences found = differences(a, id, b, partnerOfA[id]);
+    const bool renamedOnly = byProvenance[id] && found.what.size() == 1;
+    if (found.what.empty()) continue;
+    NodeDiff change{NodeDiff::Kind::Changed, id, partnerOfA[id], byProvenance[id] != 0, found.fields, std::move(found.what)};
     if (renamedOnly) change.what.front() += " (same op, value and source line)";
     diff.nodes.push_back(std::move(change));
     ++diff.changed;
   }
   for (NodeId id = 0; id < a.size(); ++id) {
     if (partnerOfA[id] != ir::kNoNode) continue;
-    diff.nodes.push_back({NodeDiff::Kind::OnlyInA, id, ir::kNoNode, false, {}});
+    diff.nodes.push_back({NodeDiff::Kind::OnlyInA, id, ir::kNoNode, false, 0, {}});
     ++diff.onlyInA;
   }
   for (NodeId id = 0; id < b.size(); ++id) {
     if (takenInB[id]) continue;
-    diff.nodes.push_back({NodeDiff::Kind::OnlyInB, ir::kNoNode, id, false, {}});
+    diff.nodes.push_back({NodeDiff::Kind::OnlyInB, ir::kNoNode, id, false, 0, {}});
     ++diff.onlyInB;
   }
   return diff;

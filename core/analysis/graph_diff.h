@@ -24,7 +24,13 @@ struct NodeDiff {
   ir::NodeId a = ir::kNoNode;  // kNoNode: only in B
   ir::NodeId b = ir::kNoNode;  // kNoNode: only in A
   bool matchedByProvenance = false;  // a pair with different names, matched by op and source line
-  std::vector<std::string> what;     // for Changed: "op aten.mm.default -> aten.addmm.default", ...
+  // For Changed: what differs (DiffField bits), and the same as text for the CLI:
+  // "op aten.mm.default -> aten.addmm.default", ...
+  uint8_t fields = 0;
+  std::vector<std::string> what;
+
+  enum DiffField : uint8_t { Name = 1, NodeKindField = 2, Op = 4, Value = 8 };
+  [[nodiscard]] bool differs(DiffField field) const { return (fields & field) != 0; }
 };
 
 struct GraphDiff {

@@ -56,4 +56,17 @@ std::string formatEstimate(std::string_view name, double value) {
   return text.data();
 }
 
+std::string formatBytesChange(uint64_t a, uint64_t b) {
+  return b >= a ? "+" + formatBytes(b - a) : "-" + formatBytes(a - b);
+}
+
+std::string formatEstimateChange(std::string_view name, double a, double b) {
+  if (name.ends_with("_bytes")) {
+    return formatBytesChange(static_cast<uint64_t>(std::max(0.0, a)), static_cast<uint64_t>(std::max(0.0, b)));
+  }
+  std::array<char, 48> text{};
+  std::snprintf(text.data(), text.size(), "%+.1f%%", a != 0 ? (b / a - 1) * 100 : 0.0);
+  return text.data();
+}
+
 }  // namespace lathe

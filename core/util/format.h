@@ -23,4 +23,10 @@ namespace lathe {
 // ("peak_bytes", 1.5e9) -> "1.40 GiB", ("step_seconds", 0.0123) -> "12.30 ms", ("saved", 3) -> "3".
 [[nodiscard]] std::string formatEstimate(std::string_view name, double value);
 
+// B − A of two plans' figures as `lathe diff` and the studio's Compare tab print it: bytes signed
+// (formatBytesChange(1024, 512) -> "-512 B"), any other named estimate as a relative change
+// (formatEstimateChange("step_seconds", 0.010, 0.011) -> "+10.0%").
+[[nodiscard]] std::string formatBytesChange(uint64_t a, uint64_t b);
+[[nodiscard]] std::string formatEstimateChange(std::string_view name, double a, double b);
+
 }  // namespace lathe

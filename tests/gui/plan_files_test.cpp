@@ -27,6 +27,7 @@
 #include <QTreeView>
 #include <QUrl>
 #include <algorithm>
+#include <functional>
 #include <filesystem>
 
 #include "gui_support.h"
@@ -109,6 +110,20 @@ bool openAndPlan(MainWindow& window, const QString& path) {
 
 QMessageBox* planMessage(MainWindow& window) {
   return window.findChild<QMessageBox*>(QStringLiteral("planMessage"));
+}
+
+// A write the window runs in the background (Save Plan, Export Report) to `path`, whose folder is
+// missing: it ends (`done` with false), writes nothing and says so in a message (closed here).
+template <typename Done>
+bool failsWritingNothing(MainWindow& window, Done done, const std::function<void(const QString&)>& write,
+                         const QString& path) {
+  QSignalSpy ended(&window, done);
+  write(path);
+  if (!ended.wait(60000) || ended.first().first().toBool() || QFileInfo::exists(path)) return false;
+  QMessageBox* message = planMessage(window);
+  if (!message) return false;
+  message->close();
+  return true;
 }
 
 // Everything in a folder, hidden entries too (staging folders start with a dot).
@@ -392,16 +407,8 @@ void PlanFilesTest::savedPlanReadsBackWithTheSessionsDecisions() {
   QVERIFY(!state.groups.empty() && state.recompute && state.offload);
 
   // Nothing is written where the folder is missing, and the window says so.
-  const QString nowhere = dir_.filePath(QStringLiteral("missing/x.plan.json"));
-  {
-    QSignalSpy saved(&window, &MainWindow::planSaved);
-    window.savePlan(nowhere);
-    QVERIFY(saved.wait(60000));
-    QVERIFY(!saved.first().first().toBool());
-    QVERIFY(!QFileInfo::exists(nowhere));
-    QVERIFY(planMessage(window));
-    planMessage(window)->close();
-  }
+  QVERIFY(failsWritingNothing(window, &MainWindow::planSaved, [&](const QString& path) { window.savePlan(path); },
+                              dir_.filePath(QStringLiteral("missing/x.plan.json"))));
 
   const QString path = dir_.filePath(lathe::views::defaultPlanFileName(run->graphId));
   QSignalSpy saved(&window, &MainWindow::planSaved);
@@ -582,16 +589,8 @@ void PlanFilesTest::exportedReportIsThePlanOnShow() {
   QVERIFY(planned.first().first().toBool());
   const auto run = session->planRun();
 
-  const QString nowhere = dir_.filePath(QStringLiteral("missing/report.html"));
-  {
-    QSignalSpy written(&window, &MainWindow::reportExported);
-    window.exportReport(nowhere);
-    QVERIFY(written.wait(60000));
-    QVERIFY(!written.first().first().toBool());
-    QVERIFY(!QFileInfo::exists(nowhere));
-    QVERIFY(planMessage(window));
-    planMessage(window)->close();
-  }
+  QVERIFY(failsWritingNothing(window, &MainWindow::reportExported, [&](const QString& path) { window.exportReport(path); },
+                              dir_.filePath(QStringLiteral("missing/report.html"))));
 
   const QString path = dir_.filePath(QStringLiteral("tiny.report.html"));
   QSignalSpy written(&window, &MainWindow::reportExported);

@@ -154,6 +154,13 @@ class TranslationsTest : public QObject {
             lathe::views::passStatText("offload", "budget_bytes").label);
     QCOMPARE(lathe::studio::applyLanguage(QStringLiteral("en")), QStringLiteral("en"));
     QCOMPARE(lathe::views::passStatText("recompute", "saved_values").label, QStringLiteral("saved values"));
+    // In English the help is what the pass declares: the table's copy cannot drift from it.
+    for (const lathe::passes::Pass* pass : lathe::passes::registeredPasses()) {
+      for (const lathe::passes::StatKey& key : pass->info().statistics) {
+        QCOMPARE(lathe::views::passStatText(pass->name(), key.name).help,
+                 QString::fromUtf8(key.help.data(), static_cast<qsizetype>(key.help.size())));
+      }
+    }
   }
 
   void switchingLanguageTranslatesTheWindow() {

@@ -31,5 +31,15 @@ TEST(FormatEstimate, ReadsTheUnitFromTheName) {
   EXPECT_EQ(formatEstimate("peak_bytes", -1), "0 B");  // a negative size is not a huge one
 }
 
+TEST(FormatEstimateChange, BytesSignedOthersRelative) {
+  EXPECT_EQ(formatBytesChange(1024, 1536), "+512 B");
+  EXPECT_EQ(formatBytesChange(1536, 1024), "-512 B");
+  EXPECT_EQ(formatBytesChange(7, 7), "+0 B");
+  EXPECT_EQ(formatEstimateChange("peak_bytes", 2048, 1024), "-1.00 KiB");
+  EXPECT_EQ(formatEstimateChange("step_seconds", 0.010, 0.011), "+10.0%");
+  EXPECT_EQ(formatEstimateChange("executions", 100, 90), "-10.0%");
+  EXPECT_EQ(formatEstimateChange("executions", 0, 5), "+0.0%");  // no base to be relative to
+}
+
 }  // namespace
 }  // namespace lathe

@@ -4,6 +4,7 @@
 // gpt2's joint graph (torch's saved set and the budget policy's) differ exactly by their saved sets.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <set>
 #include <string>
 
@@ -34,6 +35,9 @@ void expectEveryNodeOnce(const GraphDiff& d) {
     if (n.b != ir::kNoNode) {
       EXPECT_TRUE(seenB.insert(n.b).second);
     }
+    // A changed pair names each field that differs once, as a flag and as a line; the others none.
+    EXPECT_EQ(static_cast<size_t>(std::popcount(n.fields)), n.what.size());
+    EXPECT_EQ(n.kind == NodeDiff::Kind::Changed, n.fields != 0);
   }
 }
 
@@ -59,7 +63,8 @@ TEST(GraphDiff, TheDynamicRecompileAlignsItsInputsAndShowsTheSymbolicLength) {
   bool idsAligned = false, symbolOnlyInB = false;
   for (const NodeDiff& n : d.nodes) {
     if (n.kind == NodeDiff::Kind::Changed && a.name(n.a) == "primals_1") {
-      idsAligned = b.name(n.b) == "primals_2" && n.what.size() == 1 && n.what[0] == "value i64[1, 512] -> i64[1, s27]";
+      idsAligned = b.name(n.b) == "primals_2" && n.what.size() == 1 && n.what[0] == "value i64[1, 512] -> i64[1, s27]" &&
+                   n.fields == NodeDiff::Value;
     }
     if (n.kind == NodeDiff::Kind::OnlyInB && b.name(n.b) == "primals_1") symbolOnlyInB = analysis::valueText(b, n.b) == "s27";
   }
