@@ -382,6 +382,14 @@ uint64_t savedBytes(const ir::Graph& graph, const plan::FusionGroup& fused, cons
   return saved;
 }
 
+// A group's kind as its diff line names it.
+Message fusionKindText(const std::string& kind) {
+  if (kind == "pointwise") return {LATHE_TEXT("lathe::passes", "pointwise"), {}};
+  if (kind == "reduction") return {LATHE_TEXT("lathe::passes", "reduction"), {}};
+  if (kind == "normalization") return {LATHE_TEXT("lathe::passes", "normalization"), {}};
+  return kind;
+}
+
 }  // namespace
 
 bool isConvex(const ir::Graph& graph, std::span<const ir::NodeId> group) {
@@ -434,12 +442,13 @@ PassResult FusionPass::run(const PassContext& context, const plan::PlanState& be
   for (NodeId node = 0; node < n; ++node) kernelsBefore += isKernel(graph, node, context.ops) ? 1 : 0;
   for (const plan::FusionGroup& fused : result.state.groups) {
     size_t kernels = 0;
-    std::string line = "+ group " + std::to_string(fused.id) + " (" + fused.kind + "):";
+    std::string names;
     for (NodeId node : fused.nodes) {
       kernels += isKernel(graph, node, context.ops) ? 1 : 0;
-      line += (node == fused.nodes.front() ? " " : ", ") + std::string(graph.name(node));
+      names += (node == fused.nodes.front() ? "" : ", ") + std::string(graph.name(node));
     }
-    result.diff.push_back(std::move(line));
+    result.diff.push_back({LATHE_TEXT("lathe::passes", "+ group %1 (%2): %3"),
+                           {std::to_string(fused.id), fusionKindText(fused.kind), std::move(names)}});
     fusedNodes += fused.nodes.size();
     fusedKernels += kernels > 0 ? kernels - 1 : 0;
     ++byKind[fused.kind == "pointwise" ? 0 : fused.kind == "reduction" ? 1 : 2];

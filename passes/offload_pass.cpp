@@ -114,21 +114,28 @@ PassResult OffloadPass::run(const PassContext& context, const plan::PlanState& b
   result.set(kBudgetBytes, static_cast<double>(decision.budgetBytes));
   result.set(kStreamedBytes, static_cast<double>(decision.streamedBytes));
   result.set(kResidentUnits, static_cast<double>(residentUnits));
-  result.diff.push_back("offload(" + policy + "): " + std::to_string(residentUnits) + " of " +
-                        std::to_string(decision.resident.size()) + " units resident, step " + formatMilliseconds(decision.stepSeconds) +
-                        " (floor " + formatMilliseconds(decision.floorSeconds) + ", bubbles " + formatMilliseconds(decision.bubbleSeconds) +
-                        "), peak weights " + formatBytes(decision.peakWeightBytes) + " of " + formatBytes(decision.budgetBytes));
+  result.diff.push_back({LATHE_TEXT("lathe::passes",
+                                      "offload(%1): %2 of %3 units resident, step %4 (floor %5, bubbles %6), peak weights %7 of %8"),
+                         {policy, std::to_string(residentUnits), std::to_string(decision.resident.size()),
+                          formatMilliseconds(decision.stepSeconds), formatMilliseconds(decision.floorSeconds),
+                          formatMilliseconds(decision.bubbleSeconds), formatBytes(decision.peakWeightBytes),
+                          formatBytes(decision.budgetBytes)}});
   for (size_t u = 0; u < decision.resident.size(); ++u) {
-    if (decision.resident[u]) result.diff.push_back("= resident " + problem.unitNames[u] + " (" + formatBytes(problem.unitBytes[u]) + ")");
+    if (decision.resident[u]) {
+      result.diff.push_back({LATHE_TEXT("lathe::passes", "= resident %1 (%2)"), {problem.unitNames[u], formatBytes(problem.unitBytes[u])}});
+    }
   }
   for (const plan::Prefetch& p : decision.prefetches) {
     const auto segmentName = [&](int32_t s) {
       return s >= 0 && static_cast<size_t>(s) < problem.segments.size() ? problem.segments[s].name : std::string("?");
     };
     // A negative start is in the previous step's tail (steps repeat).
-    const std::string when = p.start < 0 ? " in the previous step's tail" : "";
-    result.diff.push_back("+ stream " + problem.unitNames[p.unit] + ": copy " + formatMilliseconds(p.start) + " .. " + formatMilliseconds(p.end) + when +
-                          ", when " + segmentName(p.trigger) + " is reached, for " + segmentName(p.deadline));
+    const MessagePattern pattern =
+        p.start < 0 ? LATHE_TEXT("lathe::passes", "+ stream %1: copy %2 .. %3 in the previous step's tail, when %4 is reached, for %5")
+                    : LATHE_TEXT("lathe::passes", "+ stream %1: copy %2 .. %3, when %4 is reached, for %5");
+    result.diff.push_back({pattern,
+                           {problem.unitNames[p.unit], formatMilliseconds(p.start), formatMilliseconds(p.end),
+                            segmentName(p.trigger), segmentName(p.deadline)}});
   }
   result.state.offload = std::move(decision);
   return result;

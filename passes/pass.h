@@ -20,6 +20,7 @@
 #include "ir/graph.h"
 #include "ir/op_info.h"
 #include "plan/plan_state.h"
+#include "util/message.h"
 #include "util/progress.h"
 
 namespace lathe::passes {
@@ -131,7 +132,9 @@ struct PassStat {
 struct PassResult {
   plan::PlanState state;
   std::vector<PassStat> stats;
-  std::vector<std::string> diff;  // readable lines: "+ group 3 (pointwise): mul_4, add_2, ..."
+  // What the pass changed, one line each ("+ group 3 (pointwise): mul_4, add_2, ..."), said in the
+  // face's language: toEnglish for the CLI and the plan file, views::translated in the studio.
+  std::vector<Message> diff;
 
   void set(const StatKey& key, double value);
   [[nodiscard]] std::optional<double> stat(const StatKey& key) const;

@@ -141,7 +141,7 @@ plan::PlanBundle buildPlanBundle(const PassContext& context, const PipelineRun& 
     step.step = formatStep(record.step);
     step.seconds = record.seconds;
     for (const PassStat& stat : record.result.stats) step.stats.emplace_back(stat.key.name, stat.value);
-    step.diff = record.result.diff;
+    step.diff = toEnglish(record.result.diff);
     bundle.steps.push_back(std::move(step));
   }
   bundle.pipeline = formatPipeline(steps);

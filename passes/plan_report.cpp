@@ -229,7 +229,7 @@ std::string planSection(const plan::PlanBundle& bundle, const std::optional<Fron
                      r.saved.size(), escape(r.policy), r.recomputed.size());
     for (size_t i = 0; i < r.saved.size() && i < 300; ++i) {
       s += fmt::format("<tr><td><code>{}</code></td><td>{}</td></tr>", escape(bundle.nodeNames[r.saved[i]]),
-                       escape(i < r.savedReasons.size() ? r.savedReasons[i] : ""));
+                       escape(i < r.savedReasons.size() ? toEnglish(r.savedReasons[i]) : ""));
     }
     s += "</table>";
     if (r.saved.size() > 300) s += fmt::format("<p>… {} more (the plan bundle has them all)</p>", r.saved.size() - 300);

@@ -341,7 +341,7 @@ ClosedSet closeSavedSet(const ir::Graph& graph, const JointInfo& joint, const ir
 }
 
 plan::RecomputeDecision decisionFor(const ir::Graph& graph, const JointInfo& joint, std::string policy,
-                                    const std::vector<NodeId>& chosen, const std::vector<std::string>& reasons) {
+                                    const std::vector<NodeId>& chosen, const std::vector<Message>& reasons) {
   const analysis::StepPartition step = analysis::partitionJoint(graph, joint, chosen);
   plan::RecomputeDecision decision;
   decision.policy = std::move(policy);
@@ -350,7 +350,8 @@ plan::RecomputeDecision decisionFor(const ir::Graph& graph, const JointInfo& joi
   for (NodeId id : decision.saved) {
     const auto it = std::lower_bound(chosen.begin(), chosen.end(), id);
     const size_t index = static_cast<size_t>(it - chosen.begin());
-    decision.savedReasons.push_back(index < reasons.size() ? reasons[index] : std::string("needed by the backward"));
+    decision.savedReasons.push_back(index < reasons.size() ? reasons[index]
+                                                         : Message(LATHE_TEXT("lathe::passes", "needed by the backward"), {}));
   }
   return decision;
 }
@@ -390,13 +391,14 @@ plan::RecomputeDecision torchPolicy(const ir::Graph& graph, const JointInfo& joi
   for (NodeId c : *cut) saved.push_back(canonical.toOriginal[c]);
   std::sort(saved.begin(), saved.end());
   saved = closeSavedSet(graph, joint, ir::OpRegistry::global(), std::move(saved)).saved;
-  return decisionFor(graph, joint, "torch", saved, std::vector<std::string>(saved.size(), "min cut"));
+  return decisionFor(graph, joint, "torch", saved,
+                     std::vector<Message>(saved.size(), Message(LATHE_TEXT("lathe::passes", "min cut"), {})));
 }
 
 plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const JointInfo& joint, const ir::OpRegistry& ops) {
   requireJoint(graph, joint);
   const size_t n = graph.size();
-  std::vector<std::pair<NodeId, std::string>> picks;
+  std::vector<std::pair<NodeId, Message>> picks;
   auto forwardUsers = [&](NodeId id) {
     std::vector<NodeId> users;
     for (NodeId user : graph.users(id)) {
@@ -420,7 +422,7 @@ plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const JointInfo&
   for (NodeId id = 0; id < n; ++id) {
     const ir::Node& node = graph.node(id);
     if (node.kind == ir::NodeKind::Placeholder && node.role != ir::Role::Tangent) {
-      if (reachedByBackward[id]) picks.emplace_back(id, "primal read by the backward");
+      if (reachedByBackward[id]) picks.emplace_back(id, Message(LATHE_TEXT("lathe::passes", "primal read by the backward"), {}));
       continue;
     }
     if (!joint.isForward(id) || node.kind != ir::NodeKind::CallFunction || !computeSensitive(graph, id, ops)) continue;
@@ -445,24 +447,29 @@ plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const JointInfo&
       }
       break;
     }
-    const std::string reason = "compute sensitive: " + ir::canonicalOpName(graph.target(id));
+    const Message reason(LATHE_TEXT("lathe::passes", "compute sensitive: %1"), {ir::canonicalOpName(graph.target(id))});
     if (!graph.node(point).meta.isTensor()) {
       for (NodeId user : graph.users(point)) picks.emplace_back(user, reason);  // a tuple: its elements
     } else {
       picks.emplace_back(point, reason);
     }
   }
-  std::sort(picks.begin(), picks.end());
+  // By node, then by reason as English reads it (one reason per node, the same on every run).
+  std::sort(picks.begin(), picks.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : toEnglish(a.second) < toEnglish(b.second);
+  });
   picks.erase(std::unique(picks.begin(), picks.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
               picks.end());
   std::vector<NodeId> chosen;
   for (const auto& [id, reason] : picks) chosen.push_back(id);
   chosen = closeSavedSet(graph, joint, ops, std::move(chosen)).saved;
-  std::vector<std::string> reasons;
+  std::vector<Message> reasons;
   for (NodeId id : chosen) {
-    const auto it = std::lower_bound(picks.begin(), picks.end(), std::make_pair(id, std::string()),
+    const auto it = std::lower_bound(picks.begin(), picks.end(), std::make_pair(id, Message()),
                                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    reasons.push_back(it != picks.end() && it->first == id ? it->second : "needed by the backward, not recomputable");
+    reasons.push_back(it != picks.end() && it->first == id
+                          ? it->second
+                          : Message(LATHE_TEXT("lathe::passes", "needed by the backward, not recomputable"), {}));
   }
   return decisionFor(graph, joint, "heuristic", chosen, reasons);
 }
@@ -889,25 +896,27 @@ namespace {
 
 // Why the budget policy keeps each value it saves: what recomputing it would cost and free, or why
 // it cannot be recomputed. `saved` is sorted, as decisionFor reads the reasons.
-std::vector<std::string> budgetReasons(const PassContext& context, const std::vector<NodeId>& saved) {
+std::vector<Message> budgetReasons(const PassContext& context, const std::vector<NodeId>& saved) {
   const std::vector<double>& cost = context.recomputeCost();
-  std::vector<std::string> reasons;
+  std::vector<Message> reasons;
   reasons.reserve(saved.size());
   for (NodeId id : saved) {
     const ir::Node& node = context.graph.node(id);
     if (node.kind != ir::NodeKind::CallFunction) {
-      reasons.emplace_back(context.inputs.isWeight(id) ? "a weight: held for the whole step anyway"
-                                                       : "an input of the step: nothing to recompute");
+      reasons.emplace_back(context.inputs.isWeight(id)
+                               ? LATHE_TEXT("lathe::passes", "a weight: held for the whole step anyway")
+                               : LATHE_TEXT("lathe::passes", "an input of the step: nothing to recompute"),
+                           std::initializer_list<Message>{});
       continue;
     }
     const ir::OpCategory category = context.ops.lookup(context.graph.target(id)).category;
     if (category == ir::OpCategory::Random || category == ir::OpCategory::Collective ||
         category == ir::OpCategory::Host) {
-      reasons.push_back("must run once (" + std::string(ir::categoryName(category)) + " op)");
+      reasons.push_back({LATHE_TEXT("lathe::passes", "must run once (%1 op)"), {std::string(ir::categoryName(category))}});
       continue;
     }
-    reasons.push_back("kept: recomputing it alone would take " + formatSeconds(cost[id]) + " to free " +
-                      formatBytes(node.meta.storageBytes()));
+    reasons.push_back({LATHE_TEXT("lathe::passes", "kept: recomputing it alone would take %1 to free %2"),
+                       {formatSeconds(cost[id]), formatBytes(node.meta.storageBytes())}});
   }
   return reasons;
 }
@@ -943,29 +952,37 @@ PassResult resultFor(const PassContext& context, const std::string& policy, plan
     result.set(P::kBudgetBytes, static_cast<double>(budget->bytes));
     result.set(P::kBudgetMet, budgetMet ? 1.0 : 0.0);
   }
-  result.diff.push_back("recompute(" + policy + "): save " + std::to_string(savedTensors) + " values (" +
-                        formatBytes(eval.savedBytes) + "), recompute " + std::to_string(decision.recomputed.size()) +
-                        " nodes, step peak " + formatBytes(eval.timeline.peakBytes));
+  result.diff.push_back({LATHE_TEXT("lathe::passes", "recompute(%1): save %2 (%3), recompute %4, step peak %5"),
+                         {policy, Message(LATHE_TEXT_N("lathe::passes", "%n value(s)"), static_cast<int64_t>(savedTensors)),
+                          formatBytes(eval.savedBytes),
+                          Message(LATHE_TEXT_N("lathe::passes", "%n node(s)"), static_cast<int64_t>(decision.recomputed.size())),
+                          formatBytes(eval.timeline.peakBytes)}});
   if (!budgetMet) {
-    result.diff.push_back("! budget " + formatBytes(budget->bytes) + " is below the smallest peak found, " +
-                          formatBytes(eval.timeline.peakBytes) + "; the plan with that peak is kept");
+    result.diff.push_back({LATHE_TEXT("lathe::passes", "! budget %1 is below the smallest peak found, %2; the plan with that peak is kept"),
+                           {formatBytes(budget->bytes), formatBytes(eval.timeline.peakBytes)}});
   }
   for (size_t i = 0; i < decision.saved.size(); ++i) {
-    result.diff.push_back("+ saved " + std::string(context.graph.name(decision.saved[i])) + "  (" + decision.savedReasons[i] + ")");
+    result.diff.push_back({LATHE_TEXT("lathe::passes", "+ saved %1  (%2)"),
+                           {std::string(context.graph.name(decision.saved[i])), decision.savedReasons[i]}});
   }
-  for (NodeId id : decision.recomputed) result.diff.push_back("+ recomputed " + std::string(context.graph.name(id)));
+  for (NodeId id : decision.recomputed) {
+    result.diff.push_back({LATHE_TEXT("lathe::passes", "+ recomputed %1"), {std::string(context.graph.name(id))}});
+  }
   if (eval.activationOffload) {
     const plan::ActivationOffloadDecision& offload = *eval.activationOffload;
     result.set(P::kOffloadedValues, static_cast<double>(offload.tensors.size()));
     result.set(P::kOffloadedBytes, static_cast<double>(offload.bytes));
-    result.diff.push_back("recompute(" + policy + "): offload " + std::to_string(offload.tensors.size()) + " saved values (" +
-                          formatBytes(offload.bytes) + ") to host memory, copies hidden behind " +
-                          formatMilliseconds(offload.copyOutSeconds) + " of forward and " + formatMilliseconds(offload.copyInSeconds) +
-                          " of backward");
+    result.diff.push_back(
+        {LATHE_TEXT("lathe::passes", "recompute(%1): offload %2 (%3) to host memory, copies hidden behind %4 of forward and %5 of backward"),
+         {policy, Message(LATHE_TEXT_N("lathe::passes", "%n saved value(s)"), static_cast<int64_t>(offload.tensors.size())),
+          formatBytes(offload.bytes), formatMilliseconds(offload.copyOutSeconds), formatMilliseconds(offload.copyInSeconds)}});
     for (const plan::OffloadedActivation& a : offload.tensors) {
-      const auto name = [&](NodeId id) { return id == ir::kNoNode ? std::string("the backward's start") : std::string(context.graph.name(id)); };
-      result.diff.push_back("+ offloaded " + name(a.node) + "  (" + formatBytes(a.bytes) + "; on host from " + name(a.waitAfter) +
-                            " to " + name(a.reloadAfter) + ")");
+      const auto name = [&](NodeId id) {
+        return id == ir::kNoNode ? Message(LATHE_TEXT("lathe::passes", "the backward's start"), {})
+                                 : Message(std::string(context.graph.name(id)));
+      };
+      result.diff.push_back({LATHE_TEXT("lathe::passes", "+ offloaded %1  (%2; on host from %3 to %4)"),
+                             {name(a.node), formatBytes(a.bytes), name(a.waitAfter), name(a.reloadAfter)}});
     }
   }
   result.state.recompute = std::move(decision);
@@ -1051,8 +1068,10 @@ PassResult noSlowerRecompute(const PassContext& context, const BudgetFrontier& f
       decisionFor(context.graph, context.joint(), "budget", saved, budgetReasons(context, saved));
   PassResult result = resultFor(context, "budget", std::move(decision), before, std::nullopt, activationOffload);
   result.diff.insert(result.diff.begin(),
-                     "recompute(budget): no memory given: the least peak at no more step time than torch's saved set (" +
-                         formatMilliseconds(torch.stepSeconds) + ", peak " + formatBytes(torch.timeline.peakBytes) + ")");
+                     Message(LATHE_TEXT("lathe::passes",
+                                        "recompute(budget): no memory given: the least peak at no more step time than "
+                                        "torch's saved set (%1, peak %2)"),
+                             {formatMilliseconds(torch.stepSeconds), formatBytes(torch.timeline.peakBytes)}));
   return result;
 }
 
@@ -1107,7 +1126,8 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
       }
     }
     const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, context.ops, std::move(listed)).saved;
-    decision = decisionFor(context.graph, joint, "file", saved, std::vector<std::string>(saved.size(), "listed in the file"));
+    decision = decisionFor(context.graph, joint, "file", saved,
+                           std::vector<Message>(saved.size(), Message(LATHE_TEXT("lathe::passes", "listed in the file"), {})));
   }
   return resultFor(context, policy, std::move(decision), before, std::nullopt, activationOffload);
 }

@@ -18,10 +18,6 @@ namespace {
 using ir::NodeId;
 using plan::kNone;
 
-std::string plural(size_t count, std::string_view word) {
-  return std::to_string(count) + " " + std::string(word) + (count == 1 ? "" : "s");
-}
-
 // ---- pieces ----
 
 struct Pieces {
@@ -91,7 +87,7 @@ Pieces splitPieces(const PassContext& context, bool attention) {
   return out;
 }
 
-std::vector<std::string> pieceDiff(const ir::Graph& graph, const Pieces& pieces) {
+std::vector<Message> pieceDiff(const ir::Graph& graph, const Pieces& pieces) {
   std::vector<size_t> sizes(static_cast<size_t>(pieces.count), 0);
   std::vector<NodeId> splitOpOf(static_cast<size_t>(pieces.count), ir::kNoNode);
   for (NodeId node = 0; node < graph.size(); ++node) {
@@ -99,15 +95,18 @@ std::vector<std::string> pieceDiff(const ir::Graph& graph, const Pieces& pieces)
     ++sizes[static_cast<size_t>(pieces.piece[node])];
     if (pieces.boundary[node]) splitOpOf[static_cast<size_t>(pieces.piece[node])] = node;
   }
-  std::vector<std::string> lines;
+  std::vector<Message> lines;
   for (size_t p = 0; p < sizes.size(); ++p) {
-    std::string line = "+ piece " + std::to_string(p) + ": " + plural(sizes[p], "node");
+    const Message nodes(LATHE_TEXT_N("lathe::passes", "%n node(s)"), static_cast<int64_t>(sizes[p]));
     if (splitOpOf[p] != ir::kNoNode) {
-      line += " (split op " + std::string(graph.name(splitOpOf[p])) + ")";
+      lines.push_back({LATHE_TEXT("lathe::passes", "+ piece %1: %2 (split op %3)"),
+                       {std::to_string(p), nodes, std::string(graph.name(splitOpOf[p]))}});
     } else if (p > 0 && splitOpOf[p - 1] != ir::kNoNode) {
-      line += " (after split op " + std::string(graph.name(splitOpOf[p - 1])) + ")";
+      lines.push_back({LATHE_TEXT("lathe::passes", "+ piece %1: %2 (after split op %3)"),
+                       {std::to_string(p), nodes, std::string(graph.name(splitOpOf[p - 1]))}});
+    } else {
+      lines.push_back({LATHE_TEXT("lathe::passes", "+ piece %1: %2"), {std::to_string(p), nodes}});
     }
-    lines.push_back(std::move(line));
   }
   return lines;
 }
@@ -154,8 +153,9 @@ PassResult SplitPass::run(const PassContext& context, const plan::PlanState& bef
   for (const plan::LayerUnit& unit : result.state.units) {
     minBytes = unit.id == 0 ? unit.weightBytes : std::min(minBytes, unit.weightBytes);
     maxBytes = std::max(maxBytes, unit.weightBytes);
-    result.diff.push_back("+ unit " + unit.name + ": " + plural(unit.weights.size(), "weight") + ", " +
-                          formatBytes(unit.weightBytes));
+    result.diff.push_back({LATHE_TEXT("lathe::passes", "+ unit %1: %2, %3"),
+                           {unit.name, Message(LATHE_TEXT_N("lathe::passes", "%n weight(s)"), static_cast<int64_t>(unit.weights.size())),
+                            formatBytes(unit.weightBytes)}});
   }
   result.set(kPieces, static_cast<double>(result.state.pieceCount));
   result.set(kSplitOps, static_cast<double>(pieces.splitOps));

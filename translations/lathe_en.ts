@@ -269,6 +269,157 @@
     </message>
 </context>
 <context>
+    <name>lathe::passes</name>
+    <message>
+        <source>pointwise</source>
+        <translation>pointwise</translation>
+    </message>
+    <message>
+        <source>reduction</source>
+        <translation>reduction</translation>
+    </message>
+    <message>
+        <source>normalization</source>
+        <translation>normalization</translation>
+    </message>
+    <message>
+        <source>+ group %1 (%2): %3</source>
+        <translation>+ group %1 (%2): %3</translation>
+    </message>
+    <message>
+        <source>offload(%1): %2 of %3 units resident, step %4 (floor %5, bubbles %6), peak weights %7 of %8</source>
+        <translation>offload(%1): %2 of %3 units resident, step %4 (floor %5, bubbles %6), peak weights %7 of %8</translation>
+    </message>
+    <message>
+        <source>= resident %1 (%2)</source>
+        <translation>= resident %1 (%2)</translation>
+    </message>
+    <message>
+        <source>+ stream %1: copy %2 .. %3 in the previous step&apos;s tail, when %4 is reached, for %5</source>
+        <translation>+ stream %1: copy %2 .. %3 in the previous step&apos;s tail, when %4 is reached, for %5</translation>
+    </message>
+    <message>
+        <source>+ stream %1: copy %2 .. %3, when %4 is reached, for %5</source>
+        <translation>+ stream %1: copy %2 .. %3, when %4 is reached, for %5</translation>
+    </message>
+    <message>
+        <source>needed by the backward</source>
+        <translation>needed by the backward</translation>
+    </message>
+    <message>
+        <source>min cut</source>
+        <translation>min cut</translation>
+    </message>
+    <message>
+        <source>primal read by the backward</source>
+        <translation>primal read by the backward</translation>
+    </message>
+    <message>
+        <source>compute sensitive: %1</source>
+        <translation>compute sensitive: %1</translation>
+    </message>
+    <message>
+        <source>needed by the backward, not recomputable</source>
+        <translation>needed by the backward, not recomputable</translation>
+    </message>
+    <message>
+        <source>a weight: held for the whole step anyway</source>
+        <translation>a weight: held for the whole step anyway</translation>
+    </message>
+    <message>
+        <source>an input of the step: nothing to recompute</source>
+        <translation>an input of the step: nothing to recompute</translation>
+    </message>
+    <message>
+        <source>must run once (%1 op)</source>
+        <translation>must run once (%1 op)</translation>
+    </message>
+    <message>
+        <source>kept: recomputing it alone would take %1 to free %2</source>
+        <translation>kept: recomputing it alone would take %1 to free %2</translation>
+    </message>
+    <message>
+        <source>recompute(%1): save %2 (%3), recompute %4, step peak %5</source>
+        <translation>recompute(%1): save %2 (%3), recompute %4, step peak %5</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n value(s)</source>
+        <translation>
+            <numerusform>%n value</numerusform>
+            <numerusform>%n values</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n node(s)</source>
+        <translation>
+            <numerusform>%n node</numerusform>
+            <numerusform>%n nodes</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>! budget %1 is below the smallest peak found, %2; the plan with that peak is kept</source>
+        <translation>! budget %1 is below the smallest peak found, %2; the plan with that peak is kept</translation>
+    </message>
+    <message>
+        <source>+ saved %1  (%2)</source>
+        <translation>+ saved %1  (%2)</translation>
+    </message>
+    <message>
+        <source>+ recomputed %1</source>
+        <translation>+ recomputed %1</translation>
+    </message>
+    <message>
+        <source>recompute(%1): offload %2 (%3) to host memory, copies hidden behind %4 of forward and %5 of backward</source>
+        <translation>recompute(%1): offload %2 (%3) to host memory, copies hidden behind %4 of forward and %5 of backward</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n saved value(s)</source>
+        <translation>
+            <numerusform>%n saved value</numerusform>
+            <numerusform>%n saved values</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>the backward&apos;s start</source>
+        <translation>the backward&apos;s start</translation>
+    </message>
+    <message>
+        <source>+ offloaded %1  (%2; on host from %3 to %4)</source>
+        <translation>+ offloaded %1  (%2; on host from %3 to %4)</translation>
+    </message>
+    <message>
+        <source>recompute(budget): no memory given: the least peak at no more step time than torch&apos;s saved set (%1, peak %2)</source>
+        <translation>recompute(budget): no memory given: the least peak at no more step time than torch&apos;s saved set (%1, peak %2)</translation>
+    </message>
+    <message>
+        <source>listed in the file</source>
+        <translation>listed in the file</translation>
+    </message>
+    <message>
+        <source>+ piece %1: %2 (split op %3)</source>
+        <translation>+ piece %1: %2 (split op %3)</translation>
+    </message>
+    <message>
+        <source>+ piece %1: %2 (after split op %3)</source>
+        <translation>+ piece %1: %2 (after split op %3)</translation>
+    </message>
+    <message>
+        <source>+ piece %1: %2</source>
+        <translation>+ piece %1: %2</translation>
+    </message>
+    <message>
+        <source>+ unit %1: %2, %3</source>
+        <translation>+ unit %1: %2, %3</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n weight(s)</source>
+        <translation>
+            <numerusform>%n weight</numerusform>
+            <numerusform>%n weights</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>lathe::studio::Language</name>
     <message>
         <source>System language</source>
@@ -1074,6 +1225,14 @@
     <message>
         <source>, before offload</source>
         <translation>, before offload</translation>
+    </message>
+    <message>
+        <source>Resident %1 %: weights on the GPU at most %2 of %3, step %4 (stalls %5)</source>
+        <translation>Resident %1 %: weights on the GPU at most %2 of %3, step %4 (stalls %5)</translation>
+    </message>
+    <message>
+        <source>Resident %1 %: %2</source>
+        <translation>Resident %1 %: %2</translation>
     </message>
 </context>
 <context>

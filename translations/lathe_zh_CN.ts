@@ -269,6 +269,153 @@
     </message>
 </context>
 <context>
+    <name>lathe::passes</name>
+    <message>
+        <source>pointwise</source>
+        <translation>逐元素</translation>
+    </message>
+    <message>
+        <source>reduction</source>
+        <translation>归约</translation>
+    </message>
+    <message>
+        <source>normalization</source>
+        <translation>归一化</translation>
+    </message>
+    <message>
+        <source>+ group %1 (%2): %3</source>
+        <translation>+ 融合组 %1（%2）：%3</translation>
+    </message>
+    <message>
+        <source>offload(%1): %2 of %3 units resident, step %4 (floor %5, bubbles %6), peak weights %7 of %8</source>
+        <translation>offload(%1)：%3 个单元中 %2 个常驻，单步 %4（下限 %5，气泡 %6），权重峰值 %7 / %8</translation>
+    </message>
+    <message>
+        <source>= resident %1 (%2)</source>
+        <translation>= 常驻 %1（%2）</translation>
+    </message>
+    <message>
+        <source>+ stream %1: copy %2 .. %3 in the previous step&apos;s tail, when %4 is reached, for %5</source>
+        <translation>+ 流式 %1：在上一单步尾部拷贝 %2 .. %3，到达 %4 时开始，供 %5 使用</translation>
+    </message>
+    <message>
+        <source>+ stream %1: copy %2 .. %3, when %4 is reached, for %5</source>
+        <translation>+ 流式 %1：拷贝 %2 .. %3，到达 %4 时开始，供 %5 使用</translation>
+    </message>
+    <message>
+        <source>needed by the backward</source>
+        <translation>反向需要</translation>
+    </message>
+    <message>
+        <source>min cut</source>
+        <translation>最小割</translation>
+    </message>
+    <message>
+        <source>primal read by the backward</source>
+        <translation>反向读取的原始输入</translation>
+    </message>
+    <message>
+        <source>compute sensitive: %1</source>
+        <translation>计算敏感：%1</translation>
+    </message>
+    <message>
+        <source>needed by the backward, not recomputable</source>
+        <translation>反向需要，无法重计算</translation>
+    </message>
+    <message>
+        <source>a weight: held for the whole step anyway</source>
+        <translation>权重：整步都会保留</translation>
+    </message>
+    <message>
+        <source>an input of the step: nothing to recompute</source>
+        <translation>单步的输入：无可重计算</translation>
+    </message>
+    <message>
+        <source>must run once (%1 op)</source>
+        <translation>只能运行一次（%1 算子）</translation>
+    </message>
+    <message>
+        <source>kept: recomputing it alone would take %1 to free %2</source>
+        <translation>保留：单独重计算需 %1，只释放 %2</translation>
+    </message>
+    <message>
+        <source>recompute(%1): save %2 (%3), recompute %4, step peak %5</source>
+        <translation>recompute(%1)：保存 %2（%3），重计算 %4，单步峰值 %5</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n value(s)</source>
+        <translation>
+            <numerusform>%n 个值</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n node(s)</source>
+        <translation>
+            <numerusform>%n 个节点</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>! budget %1 is below the smallest peak found, %2; the plan with that peak is kept</source>
+        <translation>! 预算 %1 低于找到的最小峰值 %2；保留该峰值的方案</translation>
+    </message>
+    <message>
+        <source>+ saved %1  (%2)</source>
+        <translation>+ 保存 %1（%2）</translation>
+    </message>
+    <message>
+        <source>+ recomputed %1</source>
+        <translation>+ 重计算 %1</translation>
+    </message>
+    <message>
+        <source>recompute(%1): offload %2 (%3) to host memory, copies hidden behind %4 of forward and %5 of backward</source>
+        <translation>recompute(%1)：将 %2（%3）卸载到主机内存，拷贝隐藏在 %4 前向和 %5 反向之后</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n saved value(s)</source>
+        <translation>
+            <numerusform>%n 个保存值</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>the backward&apos;s start</source>
+        <translation>反向开始处</translation>
+    </message>
+    <message>
+        <source>+ offloaded %1  (%2; on host from %3 to %4)</source>
+        <translation>+ 卸载 %1（%2；从 %3 到 %4 位于主机）</translation>
+    </message>
+    <message>
+        <source>recompute(budget): no memory given: the least peak at no more step time than torch&apos;s saved set (%1, peak %2)</source>
+        <translation>recompute(budget)：未给定内存：单步时间不超过 torch 保存集（%1，峰值 %2）时的最小峰值</translation>
+    </message>
+    <message>
+        <source>listed in the file</source>
+        <translation>文件中列出</translation>
+    </message>
+    <message>
+        <source>+ piece %1: %2 (split op %3)</source>
+        <translation>+ 片段 %1：%2（切分算子 %3）</translation>
+    </message>
+    <message>
+        <source>+ piece %1: %2 (after split op %3)</source>
+        <translation>+ 片段 %1：%2（在切分算子 %3 之后）</translation>
+    </message>
+    <message>
+        <source>+ piece %1: %2</source>
+        <translation>+ 片段 %1：%2</translation>
+    </message>
+    <message>
+        <source>+ unit %1: %2, %3</source>
+        <translation>+ 单元 %1：%2，%3</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n weight(s)</source>
+        <translation>
+            <numerusform>%n 个权重</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>lathe::studio::Language</name>
     <message>
         <source>System language</source>
@@ -1064,6 +1211,14 @@
     <message>
         <source>, before offload</source>
         <translation>，未计卸载</translation>
+    </message>
+    <message>
+        <source>Resident %1 %: weights on the GPU at most %2 of %3, step %4 (stalls %5)</source>
+        <translation>常驻 %1 %：GPU 上的权重至多 %2 / %3，单步 %4（停顿 %5）</translation>
+    </message>
+    <message>
+        <source>Resident %1 %: %2</source>
+        <translation>常驻 %1 %：%2</translation>
     </message>
 </context>
 <context>

@@ -293,22 +293,52 @@ void BudgetPanel::scheduleReplan() {
 }
 
 void BudgetPanel::updatePreview() {
+  QStringList lines;
   const auto& frontier = session_->frontier();
-  if (!frontier || frontier->points.empty() || !budgetSlider_->isEnabled()) {
-    preview_->hide();
-    return;
+  if (frontier && !frontier->points.empty() && budgetSlider_->isEnabled()) {
+    // The point the budget policy will pick, and what the plan on show has, side by side.
+    const passes::FrontierPoint& point = frontier->pick(budgetBytes());
+    QString text = tr("This budget: peak %1, step %2 (recompute %3)")
+                       .arg(formatBytes(point.peakBytes), formatSeconds(point.stepSeconds), formatSeconds(point.recomputeSeconds));
+    if (const auto& run = session_->planRun(); run && !run->planned.empty()) {
+      text += tr("; on show: peak %1, step %2").arg(formatBytes(run->planned.back().timeline.peakBytes),
+                                                     formatSeconds(run->stepEstimateSeconds()));
+    }
+    if (streamWeights() || offloadActivations()) text += tr(", before offload");
+    lines << text;
   }
-  // The point the budget policy will pick, and what the plan on show has, side by side.
-  const passes::FrontierPoint& point = frontier->pick(budgetBytes());
-  QString text = tr("This budget: peak %1, step %2 (recompute %3)")
-                     .arg(formatBytes(point.peakBytes), formatSeconds(point.stepSeconds), formatSeconds(point.recomputeSeconds));
-  if (const auto& run = session_->planRun(); run && !run->planned.empty()) {
-    text += tr("; on show: peak %1, step %2").arg(formatBytes(run->planned.back().timeline.peakBytes),
-                                                   formatSeconds(run->stepEstimateSeconds()));
+  if (streamWeights()) {
+    if (const QString weights = weightPreview(); !weights.isEmpty()) lines << weights;
   }
-  if (streamWeights() || offloadActivations()) text += tr(", before offload");
-  preview_->setText(text);
-  preview_->show();
+  preview_->setText(lines.join(QLatin1Char('\n')));
+  preview_->setVisible(!lines.isEmpty());
+}
+
+QString BudgetPanel::weightPreview() {
+  const std::shared_ptr<const PlanRun>& run = session_->planRun();
+  if (!run || !run->target) return {};
+  if (weightProblemRun_.lock() != run) {
+    weightProblemRun_ = run;
+    weightProblem_.reset();
+    const plan::PlanState& state = run->run.finalState();
+    if (!state.units.empty()) weightProblem_ = passes::offloadProblem(run->target->context(), state);
+  }
+  if (!weightProblem_) return {};
+  // As the re-plan's offload step will plan it (offload(policy=heuristic,resident=…), no weight
+  // budget): the same problem, so the same resident units, copies and simulated step.
+  passes::OffloadProblem problem = *weightProblem_;
+  for (const uint64_t bytes : problem.unitBytes) problem.budgetBytes += bytes;
+  passes::OffloadOptions options;
+  options.residentFraction = residentRatio();
+  try {
+    const plan::OffloadDecision decision = passes::planOffload(problem, "heuristic", options);
+    return tr("Resident %1 %: weights on the GPU at most %2 of %3, step %4 (stalls %5)")
+        .arg(residentSlider_->value())
+        .arg(formatBytes(decision.peakWeightBytes), formatBytes(problem.budgetBytes), formatSeconds(decision.stepSeconds),
+             formatSeconds(decision.bubbleSeconds));
+  } catch (const Error& error) {
+    return tr("Resident %1 %: %2").arg(residentSlider_->value()).arg(QString::fromUtf8(error.what()));
+  }
 }
 
 void BudgetPanel::replan() {

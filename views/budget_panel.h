@@ -10,6 +10,9 @@
 #include <QWidget>
 #include <cstdint>
 #include <memory>
+#include <optional>
+
+#include "passes/offload.h"
 
 class QCheckBox;
 class QComboBox;
@@ -49,8 +52,8 @@ class BudgetPanel : public QWidget {
   void setHardware(const QString& idOrPath);
   [[nodiscard]] QSlider* budgetSlider() const { return budgetSlider_; }
   [[nodiscard]] QLabel* outcomeLabel() const { return outcome_; }
-  // What the budget on the controls will give, read from the frontier as the controls move, before
-  // the re-plan comes back.
+  // What the controls will give, before the re-plan comes back: the budget's frontier point, and
+  // with weights streaming, the offload plan of the resident share on the plan on show's saved set.
   [[nodiscard]] QLabel* previewLabel() const { return preview_; }
 
  private:
@@ -62,6 +65,8 @@ class BudgetPanel : public QWidget {
   void scheduleReplan();
   void replan();
   void updatePreview();
+  // The weight-streaming line of the preview; empty where the plan on show has no layer units.
+  [[nodiscard]] QString weightPreview();
   // What changed from the plan shown before (same graph): peak and saved values.
   [[nodiscard]] QString changeSincePrevious(const PlanRun& run) const;
 
@@ -79,6 +84,9 @@ class BudgetPanel : public QWidget {
   QTimer* coalesce_;
   int lastHardwareIndex_ = 0;
   std::shared_ptr<const PlanRun> previous_;
+  // The weights' offload problem of the plan on show, made on the first preview that needs it.
+  std::weak_ptr<const PlanRun> weightProblemRun_;
+  std::optional<passes::OffloadProblem> weightProblem_;
 };
 
 }  // namespace lathe::views

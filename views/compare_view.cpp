@@ -409,7 +409,7 @@ void CompareView::showPlanDiff() {
   // The values one plan keeps and the other does not, with the keeping plan's reason, on hover.
   const auto names = [](const std::vector<plan::PlanDiff::Saved>& saved) {
     QStringList lines;
-    for (size_t i = 0; i < saved.size() && i < 30; ++i) lines << toQString(saved[i].name + " — " + saved[i].reason);
+    for (size_t i = 0; i < saved.size() && i < 30; ++i) lines << toQString(saved[i].name) + QStringLiteral(" — ") + translated(saved[i].reason);
     if (saved.size() > 30) lines << tr("… %n more", nullptr, static_cast<int>(saved.size() - 30));
     return lines.join(QLatin1Char('\n'));
   };

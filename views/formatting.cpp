@@ -38,6 +38,12 @@ ByteUnit byteAxisUnit(double largestBytes) {
   return {kKiB, QStringLiteral("KiB")};
 }
 
+QString translated(const Message& message) {
+  return toQString(fill(message, [](const MessagePattern& pattern, std::optional<int64_t> count) {
+    return QCoreApplication::translate(pattern.context, pattern.text, nullptr, count ? static_cast<int>(*count) : -1).toStdString();
+  }));
+}
+
 QString formatBytes(uint64_t bytes) {
   return QString::fromStdString(lathe::formatBytes(bytes));
 }

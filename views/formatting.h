@@ -13,6 +13,8 @@
 namespace lathe::views {
 
 [[nodiscard]] QString toQString(std::string_view text);
+// A message of the core (a pass's diff line, why a value is kept) in the interface language.
+[[nodiscard]] QString translated(const Message& message);
 // lathe::formatBytes (core/util/format.h) as a QString: 1536 -> "1.50 KiB"
 [[nodiscard]] QString formatBytes(uint64_t bytes);
 // The unit a memory axis reads best in when its values reach `largestBytes`: GiB from 1 GiB, MiB

@@ -174,7 +174,7 @@ void PipelinePanel::showStep(int step) {
     }
     rows.push_back({tr("pass time"), formatSeconds(record.seconds), {}});
     QStringList lines;
-    for (const std::string& line : record.result.diff) lines << toQString(line);
+    for (const Message& line : record.result.diff) lines << translated(line);
     diff_->setPlainText(lines.isEmpty() ? tr("(no change)") : lines.join(QLatin1Char('\n')));
   } else {
     diff_->setPlainText(tr("(the graph before any pass)"));

@@ -40,7 +40,7 @@ void SavedTensorLedgerModel::setPlan(std::shared_ptr<const PlanRun> run, int ste
       row.savedAt = computed[id] == SIZE_MAX ? 0 : computed[id];
       row.lastUse = lastRead[id] == SIZE_MAX ? row.savedAt : lastRead[id];
       row.heldSeconds = std::max(0.0, startOf(row.lastUse) - startOf(row.savedAt));
-      row.reason = k < decision.savedReasons.size() ? toQString(decision.savedReasons[k]) : QString();
+      row.reason = k < decision.savedReasons.size() ? translated(decision.savedReasons[k]) : QString();
       rows_.push_back(std::move(row));
     }
   }

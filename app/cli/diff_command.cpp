@@ -40,7 +40,7 @@ json planDiffJson(const plan::PlanDiff& d) {
     atPeak[std::string(plan::kTimelineCategoryNames[c])] = {{"a", d.atPeakA[c]}, {"b", d.atPeakB[c]}};
   const auto saved = [](const std::vector<plan::PlanDiff::Saved>& list) {
     json out = json::array();
-    for (const auto& s : list) out.push_back({{"node", s.name}, {"reason", s.reason}});
+    for (const auto& s : list) out.push_back({{"node", s.name}, {"reason", toEnglish(s.reason)}});
     return out;
   };
   return {{"kind", "plans"},
@@ -93,7 +93,7 @@ void printPlanDiff(const plan::PlanDiff& d, const DiffOptions& o) {
     if (saved.empty()) return;
     std::cout << fmt::format("  {} ({}):\n", title, saved.size());
     for (size_t i = 0; i < saved.size() && i < o.limit; ++i)
-      std::cout << fmt::format("    {}  ({})\n", saved[i].name, saved[i].reason);
+      std::cout << fmt::format("    {}  ({})\n", saved[i].name, toEnglish(saved[i].reason));
     if (saved.size() > o.limit) std::cout << fmt::format("    ... {} more (--limit)\n", saved.size() - o.limit);
   };
   list("saved only by A", d.savedOnlyA);

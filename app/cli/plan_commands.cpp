@@ -188,7 +188,7 @@ int runPlan(const GlobalOptions& global) {
     for (const passes::PassStat& stat : record.result.stats) table.add({std::string(stat.key.name), passes::formatStat(stat)});
     table.print(std::cout, "  ");
     constexpr size_t kShown = 6;
-    for (size_t i = 0; i < record.result.diff.size() && i < kShown; ++i) std::cout << "  " << record.result.diff[i] << '\n';
+    for (size_t i = 0; i < record.result.diff.size() && i < kShown; ++i) std::cout << "  " << toEnglish(record.result.diff[i]) << '\n';
     if (record.result.diff.size() > kShown) {
       std::cout << fmt::format("  ... {} more lines (the plan file has all)\n", record.result.diff.size() - kShown);
     }

@@ -65,7 +65,7 @@ BoundPlan bind(const PlanBundle& bundle, const ir::Graph& graph, std::string_vie
   if (from.recompute) {
     RecomputeDecision decision = *from.recompute;
     // Saved values keep their reasons beside them: map in place, then order both by program order.
-    std::vector<std::pair<ir::NodeId, std::string>> saved;
+    std::vector<std::pair<ir::NodeId, Message>> saved;
     for (size_t i = 0; i < decision.saved.size(); ++i) saved.emplace_back(bound.nodeIds[decision.saved[i]], decision.savedReasons[i]);
     std::sort(saved.begin(), saved.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     decision.saved.clear();

@@ -97,7 +97,7 @@ std::string planToJson(const PlanBundle& plan) {
     j["recompute"] = {{"policy", s.recompute->policy},
                       {"saved", namesOf(names, s.recompute->saved)},
                       {"recomputed", namesOf(names, s.recompute->recomputed)},
-                      {"saved_reasons", s.recompute->savedReasons}};
+                      {"saved_reasons", toEnglish(s.recompute->savedReasons)}};
   }
   if (s.offload) {
     const OffloadDecision& o = *s.offload;
@@ -284,7 +284,7 @@ PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {
     d.policy = r.name(r.field(rc, "policy"));
     d.saved = idsOf(r.field(rc, "saved"));
     d.recomputed = idsOf(r.field(rc, "recomputed"));
-    d.savedReasons = r.list<std::string>(rc, "saved_reasons");
+    for (std::string& reason : r.list<std::string>(rc, "saved_reasons")) d.savedReasons.emplace_back(std::move(reason));
     if (d.savedReasons.size() != d.saved.size()) r.fail(r.field(rc, "saved_reasons"), "one reason per saved value expected");
     s.recompute = std::move(d);
   }

@@ -13,7 +13,7 @@ std::vector<PlanDiff::Saved> savedOf(const PlanBundle& plan) {
   if (!plan.state.recompute) return saved;
   const RecomputeDecision& decision = *plan.state.recompute;
   for (size_t i = 0; i < decision.saved.size(); ++i) {
-    saved.push_back({plan.nodeNames[decision.saved[i]], i < decision.savedReasons.size() ? decision.savedReasons[i] : ""});
+    saved.push_back({plan.nodeNames[decision.saved[i]], i < decision.savedReasons.size() ? decision.savedReasons[i] : Message()});
   }
   return saved;
 }

@@ -29,7 +29,7 @@ struct PlanDiff {
   // Saved values (by name) one plan keeps and the other does not, with the keeping plan's reason.
   struct Saved {
     std::string name;
-    std::string reason;
+    Message reason;
   };
   std::vector<Saved> savedOnlyA, savedOnlyB;
   size_t savedA = 0, savedB = 0, recomputedA = 0, recomputedB = 0;

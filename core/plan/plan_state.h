@@ -10,6 +10,7 @@
 
 #include "analysis/layer_units.h"
 #include "ir/graph.h"
+#include "util/message.h"
 
 namespace lathe::plan {
 
@@ -36,7 +37,8 @@ struct RecomputeDecision {
   std::vector<ir::NodeId> saved;       // program order
   std::vector<ir::NodeId> recomputed;  // program order
   // Why each saved value was kept, parallel to `saved` ("compute sensitive: aten.mm", "min cut", ...).
-  std::vector<std::string> savedReasons;
+  // Read from a plan file, a reason is its English text.
+  std::vector<Message> savedReasons;
 };
 
 // A saved activation the forward copies to pinned host memory and the backward copies back: off the

@@ -146,8 +146,8 @@ JointPlan planJoint(const std::string& fxText, const std::string& graphId, const
   if (!out.offloaded.empty()) out.nodeSeconds = secondsByName(*graph, target.nodeSeconds());
   for (const passes::PipelineRecord& record : run.history) {
     if (const std::optional<double> met = record.result.stat(passes::RecomputePass::kBudgetMet)) out.budgetMet = *met != 0;
-    for (const std::string& line : record.result.diff) {
-      if (line.starts_with("!")) out.warnings.push_back(line);
+    for (const Message& line : record.result.diff) {
+      if (std::string text = toEnglish(line); text.starts_with("!")) out.warnings.push_back(std::move(text));
     }
   }
   return out;

@@ -265,7 +265,7 @@ void BudgetViewsTest::budgetPlanMatchesTheRecomputePass() {
       const auto& fastDiff = fast.history[i].result.diff;
       const auto& fullDiff = full.history[i].result.diff;
       for (size_t line = 0; line < std::min(fastDiff.size(), fullDiff.size()); ++line)
-        QCOMPARE(QString::fromStdString(fastDiff[line]), QString::fromStdString(fullDiff[line]));
+        QCOMPARE(QString::fromStdString(lathe::toEnglish(fastDiff[line])), QString::fromStdString(lathe::toEnglish(fullDiff[line])));
       QCOMPARE(fastDiff.size(), fullDiff.size());
       QCOMPARE(fast.history[i].result.stats.size(), full.history[i].result.stats.size());
       for (size_t s = 0; s < full.history[i].result.stats.size(); ++s) {
@@ -328,7 +328,21 @@ void BudgetViewsTest::offloadEntersThePlanOnlyWhenAsked() {
   QVERIFY(streamed);
   QVERIFY(!streamed->pipeline.contains(QStringLiteral("offload=true")));
   QVERIFY(streamed->run.finalState().offload.has_value());
-  QVERIFY(panel->findChild<QSlider*>(QStringLiteral("residentSlider"))->isEnabled());
+  QSlider* resident = panel->findChild<QSlider*>(QStringLiteral("residentSlider"));
+  QVERIFY(resident->isEnabled());
+  // Moving the resident share says, before the re-plan, what the re-plan's offload step gives.
+  resident->setValue(60);
+  const QString preview = panel->previewLabel()->text();
+  QVERIFY2(panel->previewLabel()->isVisibleTo(panel) && preview.contains(QStringLiteral("Resident 60 %")), qPrintable(preview));
+  const PlanRun* sixty = runWith(QStringLiteral("resident=0.60"), true);
+  QVERIFY(sixty);
+  const auto& weights = sixty->run.finalState().offload;
+  QVERIFY(weights.has_value());
+  QVERIFY2(preview.contains(QStringLiteral("at most %1 of").arg(lathe::views::formatBytes(weights->peakWeightBytes))) &&
+               preview.contains(QStringLiteral("step %1 (stalls %2)")
+                                    .arg(lathe::views::formatSeconds(weights->stepSeconds),
+                                         lathe::views::formatSeconds(weights->bubbleSeconds))),
+           qPrintable(preview));
   panel->setStreamWeights(false);
   QVERIFY(runWith(QStringLiteral("offload"), false));
 }

@@ -10,7 +10,9 @@
 
 #include "language.h"
 #include "main_window.h"
+#include "io/artifact.h"
 #include "passes/pipeline.h"
+#include "passes/plan_target.h"
 #include "views/formatting.h"
 
 namespace {
@@ -111,7 +113,10 @@ class TranslationsTest : public QObject {
                   {QStringLiteral("-silent"), QStringLiteral("-no-obsolete"), QStringLiteral("-locations"),
                    QStringLiteral("none"), QStringLiteral("-I"), QStringLiteral(LATHE_SOURCE_DIR),
                    QStringLiteral("-I"), QStringLiteral(LATHE_SOURCE_DIR "/core"),
+                   QStringLiteral("-tr-function-alias"),
+                   QStringLiteral("QT_TRANSLATE_NOOP+=LATHE_TEXT,QT_TRANSLATE_N_NOOP+=LATHE_TEXT_N"),
                    QStringLiteral(LATHE_SOURCE_DIR "/views"), QStringLiteral(LATHE_SOURCE_DIR "/app/studio"),
+                   QStringLiteral(LATHE_SOURCE_DIR "/passes"),
                    QStringLiteral("-ts"), fresh});
     QVERIFY(lupdate.waitForFinished(120000));
     QCOMPARE(lupdate.exitCode(), 0);
@@ -161,6 +166,57 @@ class TranslationsTest : public QObject {
                  QString::fromUtf8(key.help.data(), static_cast<qsizetype>(key.help.size())));
       }
     }
+  }
+
+  // What the passes changed (the Pipeline dock's diff, the saved ledger's reasons) is said in the
+  // interface language: every pattern the passes use on a real capture has a Chinese translation,
+  // and in English the studio says exactly what the CLI and the plan file say.
+  void everyPassDiffLineIsTranslated() {
+    const auto artifact = std::make_shared<const lathe::io::Artifact>(
+        lathe::io::loadArtifact(LATHE_SAMPLES_DIR "/captures/mixtral_2l_train.log.gz"));
+    const lathe::passes::PlanTarget target(*artifact, "", lathe::hw::resolveHwProfile("h200"));
+    std::vector<lathe::Message> lines;
+    for (const char* pipeline :
+         {"split,fusion,recompute(policy=heuristic,offload=true,offload_min=0),offload(policy=heuristic,resident=0.3)",
+          "recompute(policy=torch)", "recompute(policy=budget)", "recompute(policy=budget,memory=1MiB,offload=true)"}) {
+      const lathe::passes::PipelineRun run = lathe::passes::runPipeline(target.context(), lathe::passes::parsePipeline(pipeline));
+      for (const lathe::passes::PipelineRecord& record : run.history) {
+        lines.insert(lines.end(), record.result.diff.begin(), record.result.diff.end());
+        if (record.result.state.recompute) {
+          const auto& reasons = record.result.state.recompute->savedReasons;
+          lines.insert(lines.end(), reasons.begin(), reasons.end());
+        }
+      }
+    }
+    QSet<QString> patterns;
+    std::function<void(const lathe::Message&)> collect = [&](const lathe::Message& message) {
+      if (message.translatable()) patterns.insert(QString::fromUtf8(message.pattern.text));
+      for (const lathe::Message& arg : message.args) collect(arg);
+    };
+    for (const lathe::Message& line : lines) collect(line);
+    for (const char* expected : {"+ piece %1: %2", "+ unit %1: %2, %3", "+ group %1 (%2): %3", "= resident %1 (%2)",
+                                 "+ saved %1  (%2)", "+ offloaded %1  (%2; on host from %3 to %4)", "min cut",
+                                 "compute sensitive: %1", "%n node(s)",
+                                 "! budget %1 is below the smallest peak found, %2; the plan with that peak is kept"}) {
+      QVERIFY2(patterns.contains(QString::fromUtf8(expected)), expected);
+    }
+
+    QCOMPARE(lathe::studio::applyLanguage(QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+    static const QRegularExpression han(QStringLiteral("[\\x{4e00}-\\x{9fff}]"));
+    std::function<void(const lathe::Message&)> check = [&](const lathe::Message& message) {
+      if (message.translatable()) {
+        const QString zh = QCoreApplication::translate(message.pattern.context, message.pattern.text, nullptr,
+                                                       message.count ? static_cast<int>(*message.count) : -1);
+        QVERIFY2(zh.contains(han), message.pattern.text);
+      }
+      for (const lathe::Message& arg : message.args) check(arg);
+    };
+    for (const lathe::Message& line : lines) check(line);
+    const QString saved = lathe::views::translated(lines.front());
+    QVERIFY2(saved.contains(han), qPrintable(saved));
+
+    QCOMPARE(lathe::studio::applyLanguage(QStringLiteral("en")), QStringLiteral("en"));
+    for (const lathe::Message& line : lines) QCOMPARE(lathe::views::translated(line), QString::fromStdString(lathe::toEnglish(line)));
   }
 
   void switchingLanguageTranslatesTheWindow() {

@@ -103,7 +103,7 @@ TEST(PlanDiff, TwoPlansOfOneGraphDifferByTheirSavedSets) {
   for (const plan::PlanDiff::Saved& s : d.savedOnlyA) EXPECT_FALSE(savedByB.contains(s.name)) << s.name;
   for (const plan::PlanDiff::Saved& s : d.savedOnlyB) {
     EXPECT_TRUE(savedByB.contains(s.name)) << s.name;
-    EXPECT_FALSE(s.reason.empty());
+    EXPECT_FALSE(toEnglish(s.reason).empty());
   }
   bool stepCompared = false;
   for (const auto& e : d.estimates) stepCompared |= e.name == "step_seconds" && e.a && e.b;

@@ -145,8 +145,8 @@ TEST(Split, JointGraphSplitsAtForwardAndBackwardAttention) {
   const ir::NodeId second = *std::next(attention.begin());
   const std::string after = "(after split op " + std::string(graph.name(second)) + ")";
   EXPECT_EQ(
-      std::count_if(result.diff.begin(), result.diff.end(),
-                    [&](const std::string& line) { return line.starts_with("+ piece 4: ") && line.ends_with(after); }),
+      std::ranges::count_if(toEnglish(result.diff),
+                            [&](const std::string& line) { return line.starts_with("+ piece 4: ") && line.ends_with(after); }),
       1)
       << "diff lacks piece 4 after " << graph.name(second);
 
@@ -215,9 +215,9 @@ TEST(Split, ConsecutiveSplitOpsGetNoGaps) {
   EXPECT_EQ(result.state.pieceCount, 3);
   EXPECT_EQ(result.state.piece, (std::vector<int32_t>{0, 0, 1, 2, plan::kNone}));
   EXPECT_EQ(result.state.boundary, (std::vector<bool>{false, true, true, false, false}));
-  EXPECT_EQ(result.diff[0], "+ piece 0: 2 nodes (split op a)");
-  EXPECT_EQ(result.diff[1], "+ piece 1: 1 node (split op b)");
-  EXPECT_EQ(result.diff[2], "+ piece 2: 1 node (after split op b)");
+  EXPECT_EQ(toEnglish(result.diff[0]), "+ piece 0: 2 nodes (split op a)");
+  EXPECT_EQ(toEnglish(result.diff[1]), "+ piece 1: 1 node (split op b)");
+  EXPECT_EQ(toEnglish(result.diff[2]), "+ piece 2: 1 node (after split op b)");
   EXPECT_TRUE(result.state.units.empty());  // no parameters
 }
 
@@ -236,7 +236,7 @@ TEST(Split, LayerUnitsAreTheTargetsWithTheirStatisticsAndDiff) {
   EXPECT_EQ(stat(result, passes::SplitPass::kLayerUnits), 4);
   EXPECT_EQ(stat(result, passes::SplitPass::kUnitWeightBytesMax), static_cast<double>(state.units[1].weightBytes));
   const std::string unitLine = "+ unit model.layers.0: 9 weights, " + formatBytes(state.units[1].weightBytes);
-  EXPECT_NE(std::find(result.diff.begin(), result.diff.end(), unitLine), result.diff.end()) << unitLine;
+  EXPECT_TRUE(std::ranges::count(toEnglish(result.diff), unitLine) == 1) << unitLine;
 }
 
 TEST(Split, Options) {
