@@ -30,6 +30,17 @@ def frame_of(frames):
     return f"{os.path.basename(frames[0]['filename'])}:{frames[0]['line']}" if frames else "?"
 
 
+def relative_frames(value, root):
+    """The snapshot with frames under the checkout named from its root (results are committed)."""
+    if isinstance(value, dict):
+        return {k: relative_frames(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [relative_frames(v, root) for v in value]
+    if isinstance(value, str) and value.startswith(root):
+        return value[len(root):]
+    return value
+
+
 def peak_blocks(trace):
     """Replays allocations and frees (as memory_allocated counts them) from the step's start; returns
     the peak above the blocks live before it, the event index at the peak, the events' count, and the
@@ -75,7 +86,7 @@ def main():
         torch.cuda.memory._record_memory_history(enabled=None)
         name = f"offload-snapshot-{policy}-{memory or 'none'}-{'offload' if offload else 'resident'}.pickle"
         with open(os.path.join(out_dir, name), "wb") as f:
-            pickle.dump(snapshot, f)
+            pickle.dump(relative_frames(snapshot, os.getcwd() + os.sep), f)
 
         fields = planner_fields(fn)
         predicted = fields.get("predicted_peak_gib")
