@@ -458,6 +458,37 @@ TEST(MemorySnapshot, OurLlamaTrainingSnapshot) {
   EXPECT_FALSE(t.reservedInconsistent);
 }
 
+// One step of an activation-offloaded training run on an H100, and the same step without offload
+// (bench/device/runtime/offload_snapshot.py). Offloaded values are freed with record_stream: their
+// free_requested comes at the free, their free_completed only once the allocator has seen the copy
+// end, so the trace has frees whose allocation came before recording (28, from the step before) and
+// blocks live between the two events. Expected numbers come from Python (pickle.load and the replay
+// of snapshot_timeline.h), not from this code.
+TEST(MemorySnapshot, OurOffloadedStepCountsStreamFreedBlocksUntilCompleted) {
+  const std::string results = LATHE_SOURCE_DIR "/bench/device/runtime/results/h100-2026-12-06-offload-snapshot-budget-4.5GiB-";
+  const MemorySnapshot offloaded = loadMemorySnapshot(results + "offload.pickle");
+  EXPECT_EQ(offloaded.diagnostics.count(Severity::Warning), 0u);
+  const DeviceMemoryTimeline o = buildSnapshotTimeline(offloaded).devices.at(0);
+  EXPECT_EQ(count(o, TraceAction::Alloc), 158u);
+  EXPECT_EQ(count(o, TraceAction::FreeRequested), 121u);
+  EXPECT_EQ(count(o, TraceAction::FreeCompleted), 136u);
+  EXPECT_EQ(o.unmatchedFrees, 28u);
+  EXPECT_EQ(o.initialAllocatedBytes, 3064004608u);
+  EXPECT_EQ(o.peakAllocatedBytes, 5768396824u);
+  EXPECT_EQ(o.peakEventIndex, 328u);
+  EXPECT_EQ(o.finalAllocatedBytes, 4283564032u);
+
+  const MemorySnapshot resident = loadMemorySnapshot(results + "resident.pickle");
+  const DeviceMemoryTimeline r = buildSnapshotTimeline(resident).devices.at(0);
+  EXPECT_EQ(count(r, TraceAction::FreeRequested), count(r, TraceAction::FreeCompleted));
+  EXPECT_EQ(r.unmatchedFrees, 0u);
+  EXPECT_EQ(r.initialAllocatedBytes, 1881210880u);  // weights and input: torch.cuda.memory_allocated()
+  EXPECT_EQ(r.peakAllocatedBytes, 5232648504u);
+  EXPECT_EQ(r.peakEventIndex, 199u);
+  // What docs/benchmarks.md reports: counted until free_completed, offload holds more, not less.
+  EXPECT_GT(o.peakAllocatedBytes, r.peakAllocatedBytes);
+}
+
 // Two training steps recorded back to back: the trace splits into two iterations at the low point
 // between them (the first step's backward has freed its activations, the second's forward has not
 // begun), and the second holds the trace's peak.
