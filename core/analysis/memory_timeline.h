@@ -12,6 +12,8 @@
 //   kernels (Inductor inlines it): it allocates nothing, and what it reads stays live until its
 //   last reader runs. Reductions, values a non-fusible op reads (matmuls, attention, collectives),
 //   values the backward reads from the forward, and the step's outputs are written out.
+// - an op that takes memory for itself while it runs (cuDNN's attention backward) holds it, as a
+//   temporary, for its execution only.
 #pragma once
 
 #include <array>

@@ -80,6 +80,31 @@ TEST(MemoryTimeline, TrainingStepsAreSelfConsistent) {
   }
 }
 
+// cuDNN's attention backward takes a float32 buffer of B·H·T·(2·D + 1) elements while it runs
+// (measured: docs/benchmarks.md, "What is on the GPU at the peak"): one temporary storage per
+// execution, live for that execution only. llama3_8b_2l's query is [1, 32, 2048, 128].
+TEST(MemoryTimeline, CudnnAttentionBackwardHoldsItsWorkspaceWhileItRuns) {
+  const testing::SampleGraph sample = testing::loadSampleGraph("captures/llama3_8b_2l_train.log.gz", "0/0:aot_joint_graph");
+  const ir::Graph& graph = *sample.graph;
+  const JointInfo joint = analyzeJoint(graph);
+  const StepPartition partition = partitionJoint(graph, joint, joint.primals);
+  const StepSchedule schedule = trainingSchedule(partition);
+  const MemoryTimeline timeline = memoryTimeline(graph, sample.inputs, schedule, &joint, &partition);
+  expectConsistent(timeline, schedule, "llama3_8b_2l");
+  size_t backwards = 0;
+  for (uint32_t step = 0; step < schedule.nodes.size(); ++step) {
+    const ir::NodeId id = schedule.nodes[step];
+    if (graph.target(id).find("_scaled_dot_product_cudnn_attention_backward") == std::string_view::npos) continue;
+    ++backwards;
+    const auto workspace = std::find_if(timeline.storages.begin(), timeline.storages.end(), [&](const StorageLife& s) {
+      return s.node == id && s.first == step && s.category == MemoryCategory::Temporaries && s.bytes == 67371008u;
+    });
+    ASSERT_NE(workspace, timeline.storages.end()) << graph.name(id);
+    EXPECT_EQ(workspace->last, step) << graph.name(id);
+  }
+  EXPECT_EQ(backwards, 2u);
+}
+
 TEST(MemoryTimeline, InferenceRunsInProgramOrder) {
   const testing::SampleGraph sample =
       testing::loadSampleGraph("captures/llama3_8b_2l_tiny_infer.log.gz", "0/0:aot_inference_graph");
