@@ -384,9 +384,9 @@ uint64_t savedBytes(const ir::Graph& graph, const plan::FusionGroup& fused, cons
 
 // A group's kind as its diff line names it.
 Message fusionKindText(const std::string& kind) {
-  if (kind == "pointwise") return {LATHE_TEXT("lathe::passes", "pointwise"), {}};
-  if (kind == "reduction") return {LATHE_TEXT("lathe::passes", "reduction"), {}};
-  if (kind == "normalization") return {LATHE_TEXT("lathe::passes", "normalization"), {}};
+  if (kind == "pointwise") return Message(LATHE_TEXT("lathe::passes", "pointwise"));
+  if (kind == "reduction") return Message(LATHE_TEXT("lathe::passes", "reduction"));
+  if (kind == "normalization") return Message(LATHE_TEXT("lathe::passes", "normalization"));
   return kind;
 }
 

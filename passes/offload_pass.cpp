@@ -76,6 +76,22 @@ OffloadProblem offloadProblem(const PassContext& context, const plan::PlanState&
   return problem;
 }
 
+plan::OffloadDecision planOffloadWith(const OffloadProblem& problem, const PassOptions& options) {
+  using P = OffloadPass;
+  OffloadProblem planned = problem;
+  uint64_t totalBytes = 0;
+  for (uint64_t bytes : planned.unitBytes) totalBytes += bytes;
+  planned.budgetBytes = options.has(P::kMemory) ? options.bytes(P::kMemory) : totalBytes;
+  planned.repeated = options.flag(P::kRepeated);
+  OffloadOptions offloadOptions;
+  if (options.has(P::kResident)) {
+    offloadOptions.residentFraction = options.number(P::kResident);
+  } else if (!options.has(P::kMemory)) {
+    offloadOptions.residentFraction = kDefaultResidentFraction;
+  }
+  return planOffload(planned, options.text(P::kPolicy), offloadOptions);
+}
+
 const PassInfo& OffloadPass::info() const {
   static constexpr OptionSpec kOptions[] = {kPolicy, kMemory, kResident, kRepeated};
   static constexpr StatKey kStats[] = {kStepSeconds,     kComputeSeconds, kBubbleSeconds,  kFloorSeconds,
@@ -89,18 +105,8 @@ const PassInfo& OffloadPass::info() const {
 PassResult OffloadPass::run(const PassContext& context, const plan::PlanState& before, const PassOptions& options) const {
   requireSupportedGraph(context.graph);
   OffloadProblem problem = offloadProblem(context, before);
-  uint64_t totalBytes = 0;
-  for (uint64_t bytes : problem.unitBytes) totalBytes += bytes;
-  problem.budgetBytes = options.has(kMemory) ? options.bytes(kMemory) : totalBytes;
-  problem.repeated = options.flag(kRepeated);
-  OffloadOptions offloadOptions;
-  if (options.has(kResident)) {
-    offloadOptions.residentFraction = options.number(kResident);
-  } else if (!options.has(kMemory)) {
-    offloadOptions.residentFraction = kDefaultResidentFraction;
-  }
   const std::string policy = options.text(kPolicy);
-  plan::OffloadDecision decision = planOffload(problem, policy, offloadOptions);
+  plan::OffloadDecision decision = planOffloadWith(problem, options);
 
   PassResult result;
   result.state = before;

@@ -53,4 +53,9 @@ class OffloadPass : public Pass {
                                const PassOptions& options) const override;
 };
 
+// What offload(...) decides on `problem` under its options: memory= (default: all the weights),
+// resident= (default kDefaultResidentFraction without memory=), repeated=, policy=. The pass plans
+// through it, and so does the budget panel's preview on the problem of the plan on show.
+[[nodiscard]] plan::OffloadDecision planOffloadWith(const OffloadProblem& problem, const PassOptions& options);
+
 }  // namespace lathe::passes

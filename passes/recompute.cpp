@@ -351,7 +351,7 @@ plan::RecomputeDecision decisionFor(const ir::Graph& graph, const JointInfo& joi
     const auto it = std::lower_bound(chosen.begin(), chosen.end(), id);
     const size_t index = static_cast<size_t>(it - chosen.begin());
     decision.savedReasons.push_back(index < reasons.size() ? reasons[index]
-                                                         : Message(LATHE_TEXT("lathe::passes", "needed by the backward"), {}));
+                                                         : Message(LATHE_TEXT("lathe::passes", "needed by the backward")));
   }
   return decision;
 }
@@ -392,7 +392,7 @@ plan::RecomputeDecision torchPolicy(const ir::Graph& graph, const JointInfo& joi
   std::sort(saved.begin(), saved.end());
   saved = closeSavedSet(graph, joint, ir::OpRegistry::global(), std::move(saved)).saved;
   return decisionFor(graph, joint, "torch", saved,
-                     std::vector<Message>(saved.size(), Message(LATHE_TEXT("lathe::passes", "min cut"), {})));
+                     std::vector<Message>(saved.size(), Message(LATHE_TEXT("lathe::passes", "min cut"))));
 }
 
 plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const JointInfo& joint, const ir::OpRegistry& ops) {
@@ -422,7 +422,7 @@ plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const JointInfo&
   for (NodeId id = 0; id < n; ++id) {
     const ir::Node& node = graph.node(id);
     if (node.kind == ir::NodeKind::Placeholder && node.role != ir::Role::Tangent) {
-      if (reachedByBackward[id]) picks.emplace_back(id, Message(LATHE_TEXT("lathe::passes", "primal read by the backward"), {}));
+      if (reachedByBackward[id]) picks.emplace_back(id, Message(LATHE_TEXT("lathe::passes", "primal read by the backward")));
       continue;
     }
     if (!joint.isForward(id) || node.kind != ir::NodeKind::CallFunction || !computeSensitive(graph, id, ops)) continue;
@@ -469,7 +469,7 @@ plan::RecomputeDecision heuristicPolicy(const ir::Graph& graph, const JointInfo&
                                      [](const auto& a, const auto& b) { return a.first < b.first; });
     reasons.push_back(it != picks.end() && it->first == id
                           ? it->second
-                          : Message(LATHE_TEXT("lathe::passes", "needed by the backward, not recomputable"), {}));
+                          : Message(LATHE_TEXT("lathe::passes", "needed by the backward, not recomputable")));
   }
   return decisionFor(graph, joint, "heuristic", chosen, reasons);
 }
@@ -903,10 +903,8 @@ std::vector<Message> budgetReasons(const PassContext& context, const std::vector
   for (NodeId id : saved) {
     const ir::Node& node = context.graph.node(id);
     if (node.kind != ir::NodeKind::CallFunction) {
-      reasons.emplace_back(context.inputs.isWeight(id)
-                               ? LATHE_TEXT("lathe::passes", "a weight: held for the whole step anyway")
-                               : LATHE_TEXT("lathe::passes", "an input of the step: nothing to recompute"),
-                           std::initializer_list<Message>{});
+      reasons.emplace_back(context.inputs.isWeight(id) ? LATHE_TEXT("lathe::passes", "a weight: held for the whole step anyway")
+                                                       : LATHE_TEXT("lathe::passes", "an input of the step: nothing to recompute"));
       continue;
     }
     const ir::OpCategory category = context.ops.lookup(context.graph.target(id)).category;
@@ -978,7 +976,7 @@ PassResult resultFor(const PassContext& context, const std::string& policy, plan
           formatBytes(offload.bytes), formatMilliseconds(offload.copyOutSeconds), formatMilliseconds(offload.copyInSeconds)}});
     for (const plan::OffloadedActivation& a : offload.tensors) {
       const auto name = [&](NodeId id) {
-        return id == ir::kNoNode ? Message(LATHE_TEXT("lathe::passes", "the backward's start"), {})
+        return id == ir::kNoNode ? Message(LATHE_TEXT("lathe::passes", "the backward's start"))
                                  : Message(std::string(context.graph.name(id)));
       };
       result.diff.push_back({LATHE_TEXT("lathe::passes", "+ offloaded %1  (%2; on host from %3 to %4)"),
@@ -1127,7 +1125,7 @@ PassResult RecomputePass::run(const PassContext& context, const plan::PlanState&
     }
     const std::vector<NodeId> saved = closeSavedSet(context.graph, joint, context.ops, std::move(listed)).saved;
     decision = decisionFor(context.graph, joint, "file", saved,
-                           std::vector<Message>(saved.size(), Message(LATHE_TEXT("lathe::passes", "listed in the file"), {})));
+                           std::vector<Message>(saved.size(), Message(LATHE_TEXT("lathe::passes", "listed in the file"))));
   }
   return resultFor(context, policy, std::move(decision), before, std::nullopt, activationOffload);
 }

@@ -324,17 +324,13 @@ QString BudgetPanel::weightPreview() {
     if (!state.units.empty()) weightProblem_ = passes::offloadProblem(run->target->context(), state);
   }
   if (!weightProblem_) return {};
-  // As the re-plan's offload step will plan it (offload(policy=heuristic,resident=…), no weight
-  // budget): the same problem, so the same resident units, copies and simulated step.
-  passes::OffloadProblem problem = *weightProblem_;
-  for (const uint64_t bytes : problem.unitBytes) problem.budgetBytes += bytes;
-  passes::OffloadOptions options;
-  options.residentFraction = residentRatio();
+  // The re-plan's own offload step on the same problem: the same resident units, copies and step.
+  const passes::PipelineStep step = offloadStep(BudgetRequest{.residentRatio = residentRatio()});
   try {
-    const plan::OffloadDecision decision = passes::planOffload(problem, "heuristic", options);
+    const plan::OffloadDecision decision = passes::planOffloadWith(*weightProblem_, step.options);
     return tr("Resident %1 %: weights on the GPU at most %2 of %3, step %4 (stalls %5)")
         .arg(residentSlider_->value())
-        .arg(formatBytes(decision.peakWeightBytes), formatBytes(problem.budgetBytes), formatSeconds(decision.stepSeconds),
+        .arg(formatBytes(decision.peakWeightBytes), formatBytes(decision.budgetBytes), formatSeconds(decision.stepSeconds),
              formatSeconds(decision.bubbleSeconds));
   } catch (const Error& error) {
     return tr("Resident %1 %: %2").arg(residentSlider_->value()).arg(QString::fromUtf8(error.what()));

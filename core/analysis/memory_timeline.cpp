@@ -40,6 +40,25 @@ bool scatterOfScalarIntoConstant(const ir::Graph& graph, ir::NodeId id, const ir
   return source.kind == ir::NodeKind::CallFunction && ir::lookupOp(graph.str(source.target)).category == ir::OpCategory::Creation;
 }
 
+// Bytes an op allocates for itself while it runs, beside the values the graph names. cuDNN's
+// attention backward takes a float32 buffer of B·H·T·(2·D + 1) elements of the query [B, H, T, D]
+// (its second argument): 269,484,288 bytes for B=2, H=32, T=4096, D=128, measured on an H100 with
+// torch 2.11 where it was the step's peak (docs/benchmarks.md, "What is on the GPU at the peak").
+// Other ops: none known. Saturates at UINT64_MAX on absurd sizes.
+uint64_t workspaceBytes(const ir::Graph& graph, const ir::Node& node, const ir::OpInfo& info) {
+  if (info.name != "aten._scaled_dot_product_cudnn_attention_backward" || node.args.size() < 2 ||
+      node.args[1].kind != ir::Arg::Kind::Node) {
+    return 0;
+  }
+  const ir::TensorMeta& query = graph.node(node.args[1].node).meta;
+  if (!query.isTensor() || query.sizes.size() != 4 || !query.allHinted()) return 0;
+  uint64_t bytes = 4 * (2 * static_cast<uint64_t>(std::max<int64_t>(query.sizes[3].value, 0)) + 1);
+  for (size_t d = 0; d < 3; ++d) {
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(std::max<int64_t>(query.sizes[d].value, 0)), &bytes)) return UINT64_MAX;
+  }
+  return bytes;
+}
+
 }  // namespace
 
 StorageFacts storageFacts(const ir::Graph& graph) {
@@ -49,6 +68,7 @@ StorageFacts storageFacts(const ir::Graph& graph) {
   facts.updatesInPlace.assign(graph.size(), 0);
   facts.fusible.assign(graph.size(), 0);
   facts.inlinable.assign(graph.size(), 0);
+  facts.workspace.assign(graph.size(), 0);
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
     const ir::Node& node = graph.node(id);
     facts.bytes[id] = node.meta.storageBytes();
@@ -56,6 +76,7 @@ StorageFacts storageFacts(const ir::Graph& graph) {
     const ir::OpInfo& info = ir::lookupOp(graph.str(node.target));
     const auto ins = graph.inputs(id);
     facts.fusible[id] = info.fusible ? 1 : 0;
+    facts.workspace[id] = workspaceBytes(graph, node, info);
     if (info.category == ir::OpCategory::View || info.category == ir::OpCategory::Getitem) {
       if (!ins.empty() && graph.node(ins[0]).meta.isTensor()) facts.aliasOf[id] = ins[0];  // getitem of a tuple allocates
       continue;
@@ -81,25 +102,6 @@ StorageFacts storageFacts(const ir::Graph& graph) {
   }
   return facts;
 }
-
-namespace {
-
-// Bytes an op allocates for itself while it runs, beside the values the graph names. cuDNN's
-// attention backward takes a float32 buffer of B·H·T·(2·D + 1) elements of the query [B, H, T, D]:
-// 269,484,288 bytes for B=2, H=32, T=4096, D=128, measured on an H100 with torch 2.11 where it was
-// the step's peak (docs/benchmarks.md, "What is on the GPU at the peak"). Other ops: none known.
-uint64_t workspaceBytes(const ir::Graph& graph, ir::NodeId id) {
-  const ir::Node& node = graph.node(id);
-  if (node.kind != ir::NodeKind::CallFunction || node.args.size() < 2 || node.args[1].kind != ir::Arg::Kind::Node) return 0;
-  if (!ir::canonicalOpName(graph.target(id)).starts_with("aten._scaled_dot_product_cudnn_attention_backward")) return 0;
-  const ir::TensorMeta& query = graph.node(node.args[1].node).meta;
-  if (!query.isTensor() || query.sizes.size() != 4 || !query.allHinted()) return 0;
-  uint64_t elements = 2 * static_cast<uint64_t>(std::max<int64_t>(query.sizes[3].value, 0)) + 1;
-  for (size_t d = 0; d < 3; ++d) elements *= static_cast<uint64_t>(std::max<int64_t>(query.sizes[d].value, 0));
-  return elements * 4;
-}
-
-}  // namespace
 
 MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs, const StepSchedule& schedule,
                               const JointInfo* joint, const StepPartition* partition, const TimelineOptions& options) {
@@ -241,7 +243,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
 
   // What ops take for themselves while they run: live for their execution only.
   for (uint32_t step = 0; step < steps; ++step) {
-    const uint64_t bytes = workspaceBytes(graph, schedule.nodes[step]);
+    const uint64_t bytes = facts.workspace[schedule.nodes[step]];
     if (bytes == 0) continue;
     StorageLife life;
     life.node = schedule.nodes[step];

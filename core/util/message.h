@@ -35,6 +35,7 @@ struct Message {
   // A value shown as it is in every language: node names, formatted figures.
   Message(std::string text) : value(std::move(text)) {}  // NOLINT(google-explicit-constructor): terse call sites
   Message(const char* text) : value(text) {}               // NOLINT(google-explicit-constructor)
+  explicit Message(MessagePattern p) : pattern(p) {}  // a sentence with no arguments
   Message(MessagePattern p, std::initializer_list<Message> arguments) : pattern(p), args(arguments) {}
   Message(MessagePattern p, int64_t n, std::initializer_list<Message> arguments = {})
       : pattern(p), count(n), args(arguments) {}

@@ -24,14 +24,14 @@ passes::PipelineStep recomputeStep(const BudgetRequest& request) {
   return {"recompute", std::move(options)};
 }
 
+}  // namespace
+
 passes::PipelineStep offloadStep(const BudgetRequest& request) {
   passes::PassOptions options;
   options.set(passes::OffloadPass::kPolicy, "heuristic");
   options.set(passes::OffloadPass::kResident, formatRatio(request.residentRatio.value_or(1.0)));
   return {"offload", std::move(options)};
 }
-
-}  // namespace
 
 std::string budgetPipeline(const BudgetRequest& request, bool withRecompute, bool withOffload) {
   std::vector<passes::PipelineStep> steps{{"split", {}}, {"fusion", {}}};

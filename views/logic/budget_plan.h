@@ -26,6 +26,8 @@ struct BudgetRequest {
 // The pipeline text the budget panel runs: recompute for a joint graph, offload only when weights are
 // streamed and the split found layer units.
 [[nodiscard]] std::string budgetPipeline(const BudgetRequest& request, bool withRecompute, bool withOffload);
+// The pipeline's offload step for a request: offload(policy=heuristic,resident=R).
+[[nodiscard]] passes::PipelineStep offloadStep(const BudgetRequest& request);
 
 // Runs the budget pipeline: every pass as the pipeline runs it, except that the recompute step
 // picks from `frontier` (passes::budgetRecompute, the same result as recompute(policy=budget)). A

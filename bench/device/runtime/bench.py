@@ -104,7 +104,9 @@ def step(fn, model, x):
     return loss
 
 
-def measure(fn, model, x, steps):
+def settle(fn, model, x):
+    """Three warm-up steps, then the state a measured step starts from: no gradients held, peak
+    statistics reset. Returns the memory allocated then (weights and input)."""
     for _ in range(3):
         step(fn, model, x)
     torch.cuda.synchronize()
@@ -112,6 +114,11 @@ def measure(fn, model, x, steps):
     x.grad = None
     before = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
+    return before
+
+
+def measure(fn, model, x, steps):
+    before = settle(fn, model, x)
     loss = step(fn, model, x)
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() - before
