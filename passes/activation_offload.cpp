@@ -86,11 +86,6 @@ plan::ActivationOffloadDecision planActivationOffload(const PassContext& context
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.lastForwardRead < b.lastForwardRead; });
 
-  // The first execution starting at or after a time, within [from, to).
-  auto firstStartingAfter = [&](double time, uint32_t from, uint32_t to) {
-    const auto it = std::lower_bound(start.begin() + from, start.begin() + to, time);
-    return static_cast<uint32_t>(it - start.begin());
-  };
   const double forwardEnd = start[backwardStart];
 
   // Copies out, serial in order of the last forward read, kept when they end inside the forward;
@@ -114,10 +109,12 @@ plan::ActivationOffloadDecision planActivationOffload(const PassContext& context
       a.bytes = c.bytes;
       a.outStart = outStart;
       a.outEnd = outEnd;
-      // The wait sits after the last execution starting before the copy ends.
-      const uint32_t off = std::max(firstStartingAfter(outEnd, c.lastForwardRead + 1, backwardStart), c.lastForwardRead + 1);
-      a.offGpuStep = off;
-      a.waitAfter = schedule.nodes[off - 1];
+      // The compute stream waits for the copies out at the forward's end, where they have surely
+      // ended: a wait at the estimated end stalls the real step, whose compute runs faster than
+      // estimated, and leaving the storage to the allocator (record_stream) holds it until a later
+      // allocation finds the copy done (docs/benchmarks.md, "Activation offload").
+      a.offGpuStep = backwardStart;
+      a.waitAfter = schedule.nodes[backwardStart - 1];
       a.firstUse = schedule.nodes[c.firstBackwardRead];
       chosen.push_back(a);
       kept.push_back(c);

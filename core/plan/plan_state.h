@@ -47,7 +47,7 @@ struct RecomputeDecision {
 struct OffloadedActivation {
   ir::NodeId node = ir::kNoNode;  // the saved value
   uint64_t bytes = 0;
-  ir::NodeId waitAfter = ir::kNoNode;    // forward node after which the compute stream waits for the copy out
+  ir::NodeId waitAfter = ir::kNoNode;    // forward node after which the compute stream waits for the copy out (the forward's last)
   ir::NodeId reloadAfter = ir::kNoNode;  // backward node after which the copy in is issued
   ir::NodeId firstUse = ir::kNoNode;     // first backward reader (waits for the copy in)
   uint32_t offGpuStep = 0;  // first step without the GPU storage (the one after waitAfter's)

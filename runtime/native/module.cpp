@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -45,9 +46,10 @@ struct JointPlan {
   std::string bundleJson;  // lathe.plan/1
   uint64_t peakBytes = 0;
   double stepSeconds = 0;
-  // Saved values the runtime copies to host memory and back: (name, wait after, bytes), in order of
-  // their copy out. The copies in are placed on torch's backward (place_copies_in), not by name.
-  std::vector<std::tuple<std::string, std::string, uint64_t>> offloaded;
+  // Saved values the runtime copies to host memory and back: (name, bytes), in order of their copy
+  // out, which the compute stream waits for at the forward's end. The copies in are placed on
+  // torch's backward (place_copies_in), not by name.
+  std::vector<std::pair<std::string, uint64_t>> offloaded;
   // With offloaded values: each node's estimated seconds by name, for placing the copies in on the
   // backward graph torch builds (its order is not the planner's).
   std::map<std::string, double> nodeSeconds;
@@ -107,9 +109,8 @@ JointPlan fromBundle(const plan::PlanBundle& bundle, const ir::Graph& graph, con
   out.bundleJson = plan::planToJson(bundle);
   if (state.activationOffload) {
     out.offloadLinkShare = state.activationOffload->linkShare;
-    auto nameOf = [&](ir::NodeId id) { return id == ir::kNoNode ? std::string() : std::string(graph.name(id)); };
     for (const plan::OffloadedActivation& t : state.activationOffload->tensors) {
-      out.offloaded.emplace_back(nameOf(t.node), nameOf(t.waitAfter), t.bytes);
+      out.offloaded.emplace_back(std::string(graph.name(t.node)), t.bytes);
     }
   }
   out.peakBytes = bundle.timeline.peakBytes;

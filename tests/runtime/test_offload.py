@@ -61,6 +61,13 @@ def test_the_graphs_that_run_copy_exactly_the_offloaded_values():
     outputs = forward.graph.output_node().args[0]
     hosts = [n for n in outputs if isinstance(n, torch.fx.Node) and n.target == ops.offload_wait.default]
     assert len(hosts) == len(done)
+    # The compute stream waits for the copies out at the forward's end: every wait reads the
+    # forward's last computed value, and nothing computed comes after it but the waits.
+    waits = targets(forward, ops.offload_wait.default)
+    [forward_end] = {w.args[2] for w in waits}
+    forward_order = {n: i for i, n in enumerate(forward.graph.nodes)}
+    assert not [n for n in forward.graph.nodes if forward_order[n] > forward_order[forward_end] and n.op == "call_function"
+                and n.target != ops.offload_wait.default and isinstance(n.meta.get("val"), torch.Tensor)]
     # Every copy in comes before the wait its reader depends on.
     order = {n: i for i, n in enumerate(backward.graph.nodes)}
     for wait in targets(backward, ops.reload_wait.default):

@@ -8,12 +8,17 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 deps=$PWD/.device/deps
 build=/tmp/lathe-runtime-build
+# A warm machine keeps the build of an earlier call, and the copied sources may carry older times
+# than its objects: rebuild from scratch whenever the sources' contents differ.
+sources=$(find CMakeLists.txt cmake core passes kernels runtime/CMakeLists.txt runtime/native -type f -print0 | sort -z | xargs -0 sha1sum | sha1sum)
+[ "$(cat "$build/.sources" 2>/dev/null)" = "$sources" ] || { rm -rf "$build"; mkdir -p "$build"; }
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLATHE_BUILD_TESTS=OFF -DLATHE_BUILD_STUDIO=OFF \
   -DPython_EXECUTABLE="$(command -v python3)" -DCMAKE_PREFIX_PATH="$deps" >"${OUT:-/tmp}/cmake.log" 2>&1 \
   || { tail -30 "${OUT:-/tmp}/cmake.log"; exit 1; }
 start=$(date +%s)
 cmake --build "$build" --target lathe_native -j "$(nproc)" >"${OUT:-/tmp}/build.log" 2>&1 \
   || { tail -30 "${OUT:-/tmp}/build.log"; exit 1; }
+echo "$sources" >"$build/.sources"
 echo "native module built in $(( $(date +%s) - start )) s"
 export LD_LIBRARY_PATH="$deps/lib:${LD_LIBRARY_PATH:-}" PYTHONPATH="$PWD/runtime/python:${PYTHONPATH:-}"
 if [ -d .device/magi ]; then  # MagiCompiler and the packages it needs that the image lacks

@@ -1,23 +1,24 @@
 """Activation offload in the graphs that run: the saved values the planner marks leave the GPU
 between their last forward read and their first backward read.
 
-The planner (recompute(..., offload=true)) names each value with where its copies go: the copy out
-is issued after the value's last forward reader and the value is let go after `wait_after`; the copy
-in is issued early enough in the backward to end by the first reader, which waits for it. Copies run
-on one device-to-host and one host-to-device stream, into pinned host buffers reused from step to
-step.
+The planner (recompute(..., offload=true)) names the values it can hide: each copy out is issued
+after the value's last forward reader, on one device-to-host stream, and the compute stream waits for
+all of them at the forward's end, where the value is let go; each copy in is issued early enough in
+the backward to end by the first reader, which waits for it. Copies go into pinned host buffers
+reused from step to step.
 
-The compute stream never waits for a copy out: the value's storage is recorded on the copy stream
-(`Tensor.record_stream`), so the allocator hands it out again only once the copy has read it, and
-the copy in waits for the copy out that filled its host buffer. Making the compute stream wait at
-`wait_after` instead cost 4-5 ms a step on the four Llama-3-8B-dims layers with the same peak
-(docs/benchmarks.md, "Activation offload"): the planner's node times are slower than the GPU's, so
-compute reached the wait before the copy had ended.
+Why the forward's end (as torch's own activation offloading sinks its waits): a wait where the
+planner estimates the copy ends stalled the compute stream 4-5 ms a step on the four
+Llama-3-8B-dims layers, the planner's node times being slower than the GPU's; and letting the
+allocator reuse the storage once the copy has read it (`Tensor.record_stream`) held it longer still,
+as the allocator looks at the copy's event only at a later allocation and the host runs a step ahead
+of the device: 0.63 GiB more reserved (docs/benchmarks.md, "Activation offload"). After a wait on the
+compute stream the storage goes back in stream order, with no event to look at.
 
 Four ops carry this through Inductor, as torch's own activation offloading does (a transfer and a
 wait, the wait returning its input so that readers depend on it):
     host = lathe::offload(x)                 copy out, issued on the D2H stream
-    host = lathe::offload_wait(host, x, a)   x's last use (then freed, reused once the copy has read it)
+    host = lathe::offload_wait(host, x, a)   the compute stream waits for the copy; x's last use
     dev  = lathe::reload(host, a)            copy in, issued on the H2D stream into a new buffer
     dev  = lathe::reload_wait(dev, host)     the compute stream waits; the host buffer goes back to the pool
 `a` is the output of the node the op must follow. On a CPU the copies are plain copies (the graphs
@@ -59,12 +60,11 @@ def _host_buffer(like: torch.Tensor) -> torch.Tensor:
 
 
 def _copy(destination: torch.Tensor, source: torch.Tensor, device: torch.device, direction: str) -> None:
-    """Copies on the direction's stream once the compute stream has reached this point."""
+    """Copies on the direction's stream once the compute stream has reached this point (for a copy
+    in, the compute stream has waited for the copy out that filled its host buffer)."""
     compute = torch.cuda.current_stream(device)
     stream = _stream(device, direction)
     stream.wait_stream(compute)
-    if direction == "h2d":  # after the copy out that filled the host buffer
-        stream.wait_event(_events.pop(source.data_ptr()))
     with torch.cuda.stream(stream):
         destination.copy_(source, non_blocking=True)
         event = torch.cuda.Event()
@@ -119,7 +119,7 @@ _library.define("reload_wait(Tensor(a) x, Tensor host) -> Tensor(a)")
 @torch.library.impl("lathe::offload_wait", "CompositeExplicitAutograd")
 def _offload_wait(host: torch.Tensor, source: torch.Tensor, after: Optional[torch.Tensor] = None) -> torch.Tensor:
     if source.device.type == "cuda":
-        source.record_stream(_stream(source.device, "d2h"))
+        _wait(host, source.device)
     return host
 
 
@@ -162,8 +162,8 @@ def _set_meta(node: fx.Node, value: torch.Tensor) -> None:
 
 
 def apply(forward: fx.GraphModule, backward: fx.GraphModule, plan, num_fwd_outputs: int) -> list[str]:
-    """Inserts the offload ops for the planner's (name, wait after, bytes) entries of `plan` (a
-    GraphPlan); returns the names offloaded.
+    """Inserts the offload ops for the planner's (name, bytes) entries of `plan` (a GraphPlan);
+    returns the names offloaded.
 
     Torch builds the backward in its own order (the autograd engine's), not the planner's: the copies
     in are placed again on that order, with the planner's node times and serial-stream rule
@@ -191,33 +191,29 @@ def apply(forward: fx.GraphModule, backward: fx.GraphModule, plan, num_fwd_outpu
             log.debug("lathe: %s is not saved as planned; it stays on the GPU", name)
             continue
         entries.append((entry, index, placeholder, min(position[u] for u in placeholder.users)))
-    boundaries = _native.place_copies_in(seconds, [e[3] for e in entries], [e[0][2] for e in entries], plan.hardware,
+    boundaries = _native.place_copies_in(seconds, [e[3] for e in entries], [e[0][1] for e in entries], plan.hardware,
                                          plan.plan.offload_link_share)
 
-    fwd_nodes = {n.name: n for n in fwd_graph.nodes}
+    # The waits for the copies out go at the forward's end: after its last computed value, so that
+    # no reordering of Inductor's brings one earlier.
+    forward_end = _anchor(fwd_output.prev, None)
     done: list[str] = []
     for (entry, index, placeholder, first_read), boundary in zip(entries, boundaries):
-        name, wait_after = entry[0], entry[1]
+        name = entry[0]
         if boundary is None:
             log.debug("lathe: %s cannot be back in time in torch's backward order; it stays on the GPU", name)
             continue
         value = outputs[index]
         device = value.meta["val"].device
-        # Afresh per value: an earlier value's wait may read this one (its order anchor).
+        # Afresh per value: the previous value's copy out was inserted after its last reader.
         fwd_order = {n: i for i, n in enumerate(fwd_graph.nodes)}
-        # Forward (the planner's order): the copy out after the last reader, the wait after the
-        # planned node, never before the copy.
         readers = [u for u in value.users if u is not fwd_output]
         last_read = max(readers, key=fwd_order.__getitem__, default=value)
-        wait_node = fwd_nodes.get(wait_after)
-        if wait_node is None or wait_node.op == "output" or fwd_order[wait_node] < fwd_order[last_read]:
-            wait_node = last_read
         with fwd_graph.inserting_after(last_read):
             copy_out = fwd_graph.call_function(torch.ops.lathe.offload.default, (value,), name=f"{OFFLOAD_PREFIX}copy_{name}")
         _set_meta(copy_out, value.meta["val"].to("cpu"))  # a fake tensor: the same strides on the host
-        with fwd_graph.inserting_after(wait_node if wait_node is not last_read else copy_out):
-            host = fwd_graph.call_function(torch.ops.lathe.offload_wait.default,
-                                           (copy_out, value, _anchor(wait_node, last_read)),
+        with fwd_graph.inserting_before(fwd_output):
+            host = fwd_graph.call_function(torch.ops.lathe.offload_wait.default, (copy_out, value, forward_end),
                                            name=f"{OFFLOAD_PREFIX}{name}")
         _set_meta(host, copy_out.meta["val"])
         outputs[index] = host

@@ -81,7 +81,7 @@ TEST_P(OffloadCapture, OffloadedValuesAreSavedAndTheirCopiesHideInsideTheirPhase
     outFree = a.outEnd;
     EXPECT_LE(a.outEnd, backwardBegins + 1e-12) << name << ": copy out ends after the forward";
     EXPECT_GE(a.inStart, backwardBegins - 1e-12) << name << ": copy in begins before the backward";
-    EXPECT_LE(a.offGpuStep, schedule.backwardStart) << name;
+    EXPECT_EQ(a.offGpuStep, schedule.backwardStart) << name << ": let go before the forward ends";
     EXPECT_GE(a.onGpuStep, schedule.backwardStart) << name;
     ASSERT_LT(a.onGpuStep, schedule.nodes.size()) << name;
     // Back before its first reader, which is the planned first use.
