@@ -1,6 +1,7 @@
 #include "analysis/memory_timeline.h"
 
 #include <algorithm>
+#include <map>
 
 #include "ir/op_info.h"
 
@@ -59,6 +60,137 @@ uint64_t workspaceBytes(const ir::Graph& graph, const ir::Node& node, const ir::
   return bytes;
 }
 
+// Bytes per step with range additions and range maxima in O(log steps): the reuse below asks both
+// for every allocation that finds a buffer in the pool, over ranges that can span a layer.
+class RangeAddMax {
+ public:
+  explicit RangeAddMax(std::span<const int64_t> values) : size_(values.size()), max_(4 * size_ + 4), add_(4 * size_ + 4) {
+    if (size_ > 0) build(1, 0, size_, values);
+  }
+  // Over steps [first, end).
+  int64_t max(size_t first, size_t end) const { return query(1, 0, size_, first, end); }
+  void add(size_t first, size_t end, int64_t bytes) { update(1, 0, size_, first, end, bytes); }
+
+ private:
+  void build(size_t at, size_t lo, size_t hi, std::span<const int64_t> values) {
+    if (hi - lo == 1) {
+      max_[at] = values[lo];
+      return;
+    }
+    const size_t mid = lo + (hi - lo) / 2;
+    build(2 * at, lo, mid, values);
+    build(2 * at + 1, mid, hi, values);
+    max_[at] = std::max(max_[2 * at], max_[2 * at + 1]);
+  }
+  int64_t query(size_t at, size_t lo, size_t hi, size_t first, size_t end) const {
+    if (end <= lo || hi <= first) return INT64_MIN;
+    if (first <= lo && hi <= end) return max_[at];
+    const size_t mid = lo + (hi - lo) / 2;
+    return add_[at] + std::max(query(2 * at, lo, mid, first, end), query(2 * at + 1, mid, hi, first, end));
+  }
+  void update(size_t at, size_t lo, size_t hi, size_t first, size_t end, int64_t bytes) {
+    if (end <= lo || hi <= first) return;
+    if (first <= lo && hi <= end) {
+      max_[at] += bytes;
+      add_[at] += bytes;
+      return;
+    }
+    const size_t mid = lo + (hi - lo) / 2;
+    update(2 * at, lo, mid, first, end, bytes);
+    update(2 * at + 1, mid, hi, first, end, bytes);
+    max_[at] = add_[at] + std::max(max_[2 * at], max_[2 * at + 1]);
+  }
+
+  size_t size_;
+  std::vector<int64_t> max_, add_;  // per node: the maximum below it, with what was added to all of it
+};
+
+// Inductor's buffer reuse (its wrapper's memory_plan_reuse): a buffer a generated program frees
+// goes into a pool by dtype and size, and the program's next allocation of that dtype and size
+// takes the buffer freed last, unless holding it until then would raise the program's peak as
+// Inductor estimates it (which does not see the ops' own workspaces). Until it is taken, the dead
+// buffer stays allocated: on the H100 this held 0.94 GiB of a layer's FFN backward through the
+// next layer's attention backward, where the step peaked (docs/benchmarks.md). Graph inputs, the
+// forward's values the backward reads, gradients and outputs are not freed by the program, so they
+// are never pooled; parts of a tuple are allocated by their op, not from the pool.
+void holdForReuse(const ir::Graph& graph, const StepSchedule& schedule, const StorageFacts& facts,
+                  std::vector<StorageLife>& storages, size_t computedEnd, std::span<const uint8_t> handedOver,
+                  std::span<const uint32_t> inputLastRead, uint64_t share) {
+  const size_t steps = schedule.nodes.size();
+  const auto programEnd = [&](Phase phase) {
+    return static_cast<uint32_t>(phase == Phase::Forward ? std::max<size_t>(schedule.backwardStart, 1) - 1 : steps - 1);
+  };
+  const uint32_t backwardStart = static_cast<uint32_t>(std::min(schedule.backwardStart, steps));
+  std::vector<std::vector<uint32_t>> freedAfter(steps), allocatedAt(steps);
+  // The bytes each program holds at each of its steps as Inductor estimates them: what it computes,
+  // and its inputs (weights, the forward's values the backward reads, the tangents) until it last
+  // reads them. A difference array first.
+  std::vector<int64_t> held(steps + 1, 0);
+  const auto hold = [&](uint32_t first, uint32_t last, int64_t bytes) {
+    if (first > last) return;
+    held[first] += bytes;
+    held[last + 1] -= bytes;
+  };
+  for (size_t s = 0; s < computedEnd; ++s) {
+    const StorageLife& life = storages[s];
+    const int64_t bytes = static_cast<int64_t>(std::min(life.bytes, share));
+    if (graph.node(life.node).kind == ir::NodeKind::Placeholder) {
+      const uint32_t lastRead = inputLastRead[s];
+      if (lastRead == UINT32_MAX) continue;
+      if (life.first < backwardStart) hold(life.first, std::min(lastRead, backwardStart - 1), bytes);
+      if (lastRead >= backwardStart) hold(std::max(life.first, backwardStart), lastRead, bytes);
+      continue;
+    }
+    if (life.phase == Phase::Backward) {
+      hold(life.first, life.last, bytes);
+    } else {
+      hold(life.first, std::min(life.last, backwardStart - 1), bytes);
+      if (life.category == MemoryCategory::Saved) hold(backwardStart, life.last, bytes);
+    }
+    if (life.bytes == 0) continue;
+    if (!handedOver[s] && life.last < programEnd(life.phase) &&
+        (life.category == MemoryCategory::Temporaries || life.category == MemoryCategory::Recomputed)) {
+      freedAfter[life.last].push_back(static_cast<uint32_t>(s));
+    }
+    if (facts.partOfTuple[life.node] == ir::kNoNode) allocatedAt[life.first].push_back(static_cast<uint32_t>(s));
+  }
+  for (size_t step = 1; step < steps; ++step) held[step] += held[step - 1];
+  held.pop_back();
+  std::array<int64_t, 2> programPeak{};
+  for (size_t step = 0; step < steps; ++step) {
+    int64_t& peak = programPeak[static_cast<size_t>(schedule.phase[step])];
+    peak = std::max(peak, held[step]);
+  }
+  RangeAddMax heldTree(held);
+  struct Key {
+    Phase phase;
+    ir::DType dtype;
+    uint64_t bytes;
+    auto operator<=>(const Key&) const = default;
+  };
+  const auto keyOf = [&](const StorageLife& life) { return Key{life.phase, graph.node(life.node).meta.dtype, life.bytes}; };
+  std::map<Key, std::vector<uint32_t>> pool;
+  for (uint32_t step = 0; step < steps; ++step) {
+    if (step > 0) {
+      for (uint32_t s : freedAfter[step - 1]) pool[keyOf(storages[s])].push_back(s);
+    }
+    for (uint32_t s : allocatedAt[step]) {
+      const auto found = pool.find(keyOf(storages[s]));
+      if (found == pool.end() || found->second.empty()) continue;
+      StorageLife& dead = storages[found->second.back()];
+      const int64_t bytes = static_cast<int64_t>(std::min(dead.bytes, share));
+      const uint32_t from = dead.last + 1;
+      if (from < step) {
+        if (bytes + heldTree.max(from, step) > programPeak[static_cast<size_t>(storages[s].phase)]) continue;
+        heldTree.add(from, step, bytes);
+      }
+      dead.last = step - 1;
+      dead.heldFor = storages[s].node;
+      found->second.pop_back();
+    }
+  }
+}
+
 }  // namespace
 
 StorageFacts storageFacts(const ir::Graph& graph) {
@@ -69,6 +201,7 @@ StorageFacts storageFacts(const ir::Graph& graph) {
   facts.fusible.assign(graph.size(), 0);
   facts.inlinable.assign(graph.size(), 0);
   facts.workspace.assign(graph.size(), 0);
+  facts.partOfTuple.assign(graph.size(), ir::kNoNode);
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
     const ir::Node& node = graph.node(id);
     facts.bytes[id] = node.meta.storageBytes();
@@ -78,7 +211,7 @@ StorageFacts storageFacts(const ir::Graph& graph) {
     facts.fusible[id] = info.fusible ? 1 : 0;
     facts.workspace[id] = workspaceBytes(graph, node, info);
     if (info.category == ir::OpCategory::View || info.category == ir::OpCategory::Getitem) {
-      if (!ins.empty() && graph.node(ins[0]).meta.isTensor()) facts.aliasOf[id] = ins[0];  // getitem of a tuple allocates
+      if (!ins.empty()) (graph.node(ins[0]).meta.isTensor() ? facts.aliasOf : facts.partOfTuple)[id] = ins[0];
       continue;
     }
     // Written into its first argument when that is a fresh tensor of the same size read by nothing
@@ -147,14 +280,19 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     storages.push_back(life);
   }
 
+  // By input storage: the step that last reads it (UINT32_MAX: none). Placeholders come first and are
+  // never inlined, so their indices stand.
+  std::vector<uint32_t> inputLastRead(storages.size(), UINT32_MAX);
   // A storage is written out when something other than a fusible reader of its own phase reads it;
   // `reads` lists, per storage, the storages its execution read (CSR), for those that are not.
   std::vector<uint8_t> writtenOut(storages.size(), 1);
   std::vector<uint32_t> readsBegin(storages.size(), 0);
   std::vector<int32_t> reads;
+  std::vector<uint32_t> executedAt(n, 0);  // by node: the step of its latest execution so far
   for (uint32_t step = 0; step < steps; ++step) {
     const ir::NodeId id = schedule.nodes[step];
     const Phase phase = schedule.phase[step];
+    executedAt[id] = step;
     const ir::NodeId base = facts.aliasOf[id];
     const bool view = base != ir::kNoNode && !facts.updatesInPlace[id];
     const size_t readsBefore = reads.size();
@@ -162,6 +300,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
       if (current[in] < 0) continue;
       StorageLife& read = storages[current[in]];
       read.last = std::max(read.last, step);
+      if (static_cast<size_t>(current[in]) < inputLastRead.size()) inputLastRead[current[in]] = step;
       if (view) continue;  // a view reads nothing: its readers read the storage
       reads.push_back(current[in]);
       if (!facts.fusible[id] || facts.updatesInPlace[id] || read.phase != phase) writtenOut[current[in]] = 1;
@@ -183,6 +322,11 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     life.phase = phase;
     life.bytes = facts.bytes[id];
     life.first = life.last = step;
+    // A part of a tuple is allocated by the op that returns the tuple, while it runs (beside its
+    // workspace), not by the getitem that names it.
+    if (const ir::NodeId tuple = facts.partOfTuple[id]; tuple != ir::kNoNode && schedule.nodes[executedAt[tuple]] == tuple) {
+      life.first = executedAt[tuple];
+    }
     current[id] = static_cast<int32_t>(storages.size());
     storages.push_back(life);
     writtenOut.push_back(facts.inlinable[id] ? 0 : 1);
@@ -242,6 +386,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   }
 
   // What ops take for themselves while they run: live for their execution only.
+  const size_t workspacesBegin = storages.size();
   for (uint32_t step = 0; step < steps; ++step) {
     const uint64_t bytes = facts.workspace[schedule.nodes[step]];
     if (bytes == 0) continue;
@@ -259,6 +404,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   // read, its kernel reads. Graph inputs and the forward's values the backward reads are not the
   // compiled program's to reuse.
   std::vector<int32_t> pending;
+  std::vector<uint8_t> handedOver(storages.size(), 0);  // its buffer became a later kernel's output
   for (size_t s = 0; s < kept.size(); ++s) {
     if (kept[s] < 0) continue;
     const StorageLife& out = storages[kept[s]];
@@ -276,6 +422,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
           graph.node(in.node).kind != ir::NodeKind::Placeholder && in.category != MemoryCategory::Gradients &&
           in.category != MemoryCategory::Outputs) {
         in.last = out.first - 1;
+        handedOver[static_cast<size_t>(kept[r])] = 1;
         break;
       }
     }
@@ -286,6 +433,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   // far below the share).
   const uint64_t share = static_cast<uint64_t>(INT64_MAX) / (storages.size() + 1);
   auto counted = [&](const StorageLife& life) { return static_cast<int64_t>(std::min(life.bytes, share)); };
+  holdForReuse(graph, schedule, facts, storages, workspacesBegin, handedOver, inputLastRead, share);
   // The part of each off-GPU interval inside its storage's life, by storage.
   struct Away {
     size_t storage;

@@ -13,7 +13,9 @@
 //   last reader runs. Reductions, values a non-fusible op reads (matmuls, attention, collectives),
 //   values the backward reads from the forward, and the step's outputs are written out.
 // - an op that takes memory for itself while it runs (cuDNN's attention backward) holds it, as a
-//   temporary, for its execution only.
+//   temporary, for its execution only; the parts of a tuple an op returns are allocated when it runs;
+// - a buffer the program frees is held until a later allocation of its dtype and size takes it, as
+//   Inductor's buffer reuse does, where that does not raise the program's own peak.
 #pragma once
 
 #include <array>
@@ -68,7 +70,10 @@ struct StorageLife {
   MemoryCategory category = MemoryCategory::Temporaries;
   uint64_t bytes = 0;
   uint32_t first = 0;  // step index of the allocation
-  uint32_t last = 0;   // step index of the last read (inclusive)
+  uint32_t last = 0;   // step index of the last read (inclusive), or of the step before heldFor's
+  // The execution whose allocation takes this buffer from Inductor's reuse pool: the buffer is held,
+  // dead, until then. kNoNode: freed after its last read, or handed to the kernel that read it last.
+  ir::NodeId heldFor = ir::kNoNode;
 };
 
 struct MemoryTimeline {
@@ -92,6 +97,9 @@ struct StorageFacts {
   std::vector<uint8_t> fusible;         // 1: its op joins a generated kernel with what it reads
   std::vector<uint8_t> inlinable;       // 1: its value can live inside its readers' kernels
   std::vector<uint64_t> workspace;      // bytes its op takes for itself while it runs (0: none known)
+  // The op whose tuple result it indexes (a getitem of a value that is not a tensor): that op
+  // allocates it, while it runs. kNoNode otherwise.
+  std::vector<ir::NodeId> partOfTuple;
 };
 [[nodiscard]] StorageFacts storageFacts(const ir::Graph& graph);
 

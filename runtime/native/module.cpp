@@ -45,6 +45,9 @@ struct JointPlan {
   std::string fingerprint;
   std::string bundleJson;  // lathe.plan/1
   uint64_t peakBytes = 0;
+  // What the plan holds before the step: weights and inputs (the tangents come with the backward).
+  // peakBytes minus it is the plan's peak as the benches measure one, max allocated minus allocated before.
+  uint64_t beforeBytes = 0;
   double stepSeconds = 0;
   // Saved values the runtime copies to host memory and back: (name, bytes), in order of their copy
   // out, which the compute stream waits for at the forward's end. The copies in are placed on
@@ -114,6 +117,10 @@ JointPlan fromBundle(const plan::PlanBundle& bundle, const ir::Graph& graph, con
     }
   }
   out.peakBytes = bundle.timeline.peakBytes;
+  for (const analysis::MemoryCategory held : {analysis::MemoryCategory::Weights, analysis::MemoryCategory::Inputs}) {
+    const std::vector<uint64_t>& series = bundle.timeline.bytes[static_cast<size_t>(held)];
+    if (!series.empty()) out.beforeBytes += series.front();
+  }
   out.stepSeconds = bundle.estimates.empty() ? 0.0 : bundle.estimates.front().second;
   out.warnings = warningsOf(diagnostics);
   return out;
@@ -273,6 +280,7 @@ NB_MODULE(_native, m) {
       .def_ro("fingerprint", &JointPlan::fingerprint)
       .def_ro("bundle_json", &JointPlan::bundleJson)
       .def_ro("peak_bytes", &JointPlan::peakBytes)
+      .def_ro("before_bytes", &JointPlan::beforeBytes)
       .def_ro("step_seconds", &JointPlan::stepSeconds)
       .def_ro("budget_met", &JointPlan::budgetMet)
       .def_ro("warnings", &JointPlan::warnings);

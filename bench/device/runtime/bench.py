@@ -25,7 +25,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import lathe
-from rows import GiB, Rows, planner_fields
+from rows import GiB, Rows, planner_fields, predicted_peak_above_before
 
 
 
@@ -218,7 +218,8 @@ def main():
         if "error" in r:
             print(f"{r['variant']:34} {r['error'][:90]}")
             continue
-        pred_peak = f"{r['predicted_peak_gib'] - r['before_gib']:.3f}" if "predicted_peak_gib" in r else "-"
+        predicted = predicted_peak_above_before(r)
+        pred_peak = "-" if predicted is None else f"{predicted:.3f}"
         pred_ms = f"{r['predicted_step_ms']:.1f}" if "predicted_step_ms" in r else "-"
         print(f"{r['variant']:34} {r['peak_gib']:9.3f} {r['reserved_gib']:9.3f} {r['step_ms']:8.1f} {pred_peak:>9} {pred_ms:>8} "
               f"{r['grad_rel_err']:9.2e} {r['compile_s']:9.1f}")

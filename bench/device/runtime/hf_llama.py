@@ -24,7 +24,7 @@ import torch
 import transformers
 
 import lathe
-from rows import GiB, Rows, planner_fields
+from rows import GiB, Rows, planner_fields, predicted_peak_above_before
 
 
 
@@ -165,9 +165,8 @@ def main():
             print(f"{r['variant']:28} {r['error'][:90]}")
             continue
         peak = f"{r['peak_gib']:.3f}" if r["peak_gib"] is not None else "-"
-        predicted = "-"
-        if "predicted_peak_gib" in r and r["before_gib"] is not None:
-            predicted = f"{r['predicted_peak_gib'] - r['before_gib']:.3f}"
+        predicted = predicted_peak_above_before(r)
+        predicted = "-" if predicted is None else f"{predicted:.3f}"
         pred_ms = f"{r['predicted_step_ms']:.1f}" if "predicted_step_ms" in r else "-"
         print(f"{r['variant']:28} {peak:>9} {r['step_ms']:8.1f} {predicted:>9} {pred_ms:>8} "
               f"{r['grad_rel_err']:9.2e} {r['compile_s']:9.1f}")

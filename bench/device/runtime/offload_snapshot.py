@@ -102,7 +102,7 @@ def main():
 
     import lathe
     from bench import Stack, settle, step
-    from rows import planner_fields
+    from rows import planner_fields, predicted_peak_above_before
 
     policy = os.environ.get("BENCH_POLICY", "budget")
     memory = os.environ.get("BENCH_MEMORY") or None
@@ -126,9 +126,9 @@ def main():
         with open(os.path.join(out_dir, name), "wb") as f:
             pickle.dump(snapshot, f)
 
-        predicted = planner_fields(fn).get("predicted_peak_gib")
+        predicted = predicted_peak_above_before({**planner_fields(fn), "before_gib": before / GiB})
         print(f"\n== offload={offload}: measured peak {measured / GiB:.3f} GiB above {before / GiB:.3f}; "
-              f"predicted {'-' if predicted is None else f'{predicted - before / GiB:.3f}'} GiB; snapshot {name}")
+              f"predicted {'-' if predicted is None else f'{predicted:.3f}'} GiB; snapshot {name}")
         analyze(snapshot, torch.cuda.current_device())
 
 

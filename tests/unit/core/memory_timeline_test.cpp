@@ -43,6 +43,16 @@ void expectConsistent(const MemoryTimeline& timeline, const StepSchedule& schedu
   for (size_t i = 0; i < steps; ++i) EXPECT_EQ(fromStorages[i], timeline.total[i]) << what << " step " << i;
 }
 
+// llama3_8b_2l's training step saving only the primals (the most recomputation), and its timeline.
+struct Llama2lStep {
+  testing::SampleGraph sample = testing::loadSampleGraph("captures/llama3_8b_2l_train.log.gz", "0/0:aot_joint_graph");
+  const ir::Graph& graph = *sample.graph;
+  JointInfo joint = analyzeJoint(graph);
+  StepPartition partition = partitionJoint(graph, joint, joint.primals);
+  StepSchedule schedule = trainingSchedule(partition);
+  MemoryTimeline timeline = memoryTimeline(graph, sample.inputs, schedule, &joint, &partition);
+};
+
 TEST(MemoryTimeline, TrainingStepsAreSelfConsistent) {
   for (const auto& [capture, graphId] : {std::pair{"captures/llama3_8b_2l_tiny_train.log.gz", "0/0:aot_joint_graph"},
                                          std::pair{"captures/mixtral_2l_tiny_train.log.gz", "0/0:aot_joint_graph"},
@@ -84,25 +94,63 @@ TEST(MemoryTimeline, TrainingStepsAreSelfConsistent) {
 // (measured: docs/benchmarks.md, "What is on the GPU at the peak"): one temporary storage per
 // execution, live for that execution only. llama3_8b_2l's query is [1, 32, 2048, 128].
 TEST(MemoryTimeline, CudnnAttentionBackwardHoldsItsWorkspaceWhileItRuns) {
-  const testing::SampleGraph sample = testing::loadSampleGraph("captures/llama3_8b_2l_train.log.gz", "0/0:aot_joint_graph");
-  const ir::Graph& graph = *sample.graph;
-  const JointInfo joint = analyzeJoint(graph);
-  const StepPartition partition = partitionJoint(graph, joint, joint.primals);
-  const StepSchedule schedule = trainingSchedule(partition);
-  const MemoryTimeline timeline = memoryTimeline(graph, sample.inputs, schedule, &joint, &partition);
+  const Llama2lStep step;
+  const ir::Graph& graph = step.graph;
+  const StepSchedule& schedule = step.schedule;
+  const MemoryTimeline& timeline = step.timeline;
   expectConsistent(timeline, schedule, "llama3_8b_2l");
   size_t backwards = 0;
-  for (uint32_t step = 0; step < schedule.nodes.size(); ++step) {
-    const ir::NodeId id = schedule.nodes[step];
+  for (uint32_t at = 0; at < schedule.nodes.size(); ++at) {
+    const ir::NodeId id = schedule.nodes[at];
     if (graph.target(id).find("_scaled_dot_product_cudnn_attention_backward") == std::string_view::npos) continue;
     ++backwards;
     const auto workspace = std::find_if(timeline.storages.begin(), timeline.storages.end(), [&](const StorageLife& s) {
-      return s.node == id && s.first == step && s.category == MemoryCategory::Temporaries && s.bytes == 67371008u;
+      return s.node == id && s.first == at && s.category == MemoryCategory::Temporaries && s.bytes == 67371008u;
     });
     ASSERT_NE(workspace, timeline.storages.end()) << graph.name(id);
-    EXPECT_EQ(workspace->last, step) << graph.name(id);
+    EXPECT_EQ(workspace->last, at) << graph.name(id);
+    // The gradients of the query, key and value it returns are allocated while it runs, beside the
+    // workspace, not by the getitems that name them afterwards.
+    const size_t parts = std::count_if(timeline.storages.begin(), timeline.storages.end(), [&](const StorageLife& s) {
+      const ir::Node& node = graph.node(s.node);
+      return s.first == at && node.kind == ir::NodeKind::CallFunction && !node.args.empty() &&
+             node.args[0].kind == ir::Arg::Kind::Node && node.args[0].node == id;
+    });
+    EXPECT_EQ(parts, 3u) << graph.name(id);
   }
   EXPECT_EQ(backwards, 2u);
+}
+
+// Inductor's buffer reuse: a buffer its program frees stays allocated until a later allocation of
+// the same dtype and size in the same program takes it. Each held buffer is a temporary of its
+// program (not an input, a saved value, a gradient or an output), what takes it is an allocation of
+// its dtype and size that starts right after it, and some are held past their last read.
+TEST(MemoryTimeline, FreedBuffersAreHeldUntilInductorReusesThem) {
+  const Llama2lStep step;
+  const ir::Graph& graph = step.graph;
+  const StepSchedule& schedule = step.schedule;
+  const MemoryTimeline& timeline = step.timeline;
+  expectConsistent(timeline, schedule, "llama3_8b_2l");
+  size_t held = 0, heldAcrossSteps = 0;
+  for (const StorageLife& dead : timeline.storages) {
+    if (dead.heldFor == ir::kNoNode) continue;
+    ++held;
+    EXPECT_TRUE(dead.category == MemoryCategory::Temporaries || dead.category == MemoryCategory::Recomputed)
+        << graph.name(dead.node);
+    const auto taker = std::find_if(timeline.storages.begin(), timeline.storages.end(), [&](const StorageLife& s) {
+      return s.node == dead.heldFor && s.first == dead.last + 1;
+    });
+    ASSERT_NE(taker, timeline.storages.end()) << graph.name(dead.node);
+    EXPECT_EQ(taker->bytes, dead.bytes) << graph.name(dead.node);
+    EXPECT_EQ(taker->phase, dead.phase) << graph.name(dead.node);
+    EXPECT_EQ(graph.node(taker->node).meta.dtype, graph.node(dead.node).meta.dtype) << graph.name(dead.node);
+    // Held past its last read: nothing in the graph reads it at the step before the taker.
+    bool readThen = false;
+    for (ir::NodeId user : graph.users(dead.node)) readThen |= schedule.nodes[dead.last] == user;
+    heldAcrossSteps += readThen ? 0 : 1;
+  }
+  EXPECT_GT(held, 0u);
+  EXPECT_GT(heldAcrossSteps, 0u);
 }
 
 TEST(MemoryTimeline, InferenceRunsInProgramOrder) {
