@@ -4,6 +4,7 @@ option reaches the planner from code and environment; plan bundles carry the dec
 
 import glob
 import json
+import operator
 
 import pytest
 import torch
@@ -68,6 +69,12 @@ def test_the_graphs_that_run_copy_exactly_the_offloaded_values():
     forward_order = {n: i for i, n in enumerate(forward.graph.nodes)}
     assert not [n for n in forward.graph.nodes if forward_order[n] > forward_order[forward_end] and n.op == "call_function"
                 and n.target != ops.offload_wait.default and isinstance(n.meta.get("val"), torch.Tensor)]
+    # The ops are anchored on values Inductor writes out anyway, never on an elementwise value or a
+    # view that the anchor alone would make it write out.
+    anchors = [w.args[2] for w in waits] + [r.args[2] for r in targets(backward, ops.reload.default)]
+    for anchor in filter(None, anchors):
+        assert anchor.target is operator.getitem or (
+            torch.Tag.pointwise not in anchor.target.tags and not anchor.target.is_view), anchor.format_node()
     # Every copy in comes before the wait its reader depends on.
     order = {n: i for i, n in enumerate(backward.graph.nodes)}
     for wait in targets(backward, ops.reload_wait.default):

@@ -28,6 +28,7 @@ are the same, for tests).
 from __future__ import annotations
 
 import logging
+import operator
 from typing import Optional
 
 import torch
@@ -147,13 +148,30 @@ has_side_effect(torch.ops.lathe.reload_wait.default)
 
 
 def _anchor(node: fx.Node, stop: fx.Node) -> Optional[fx.Node]:
-    """The last tensor-valued node from `node` back to `stop` (excluded): an op given it as an
-    argument runs after `node`'s work, whatever order Inductor picks."""
+    """The last tensor-valued node from `node` back to `stop` (excluded) that Inductor writes to a
+    buffer of its own anyway: an op given it as an argument runs after that work, whatever order
+    Inductor picks, and costs no memory. An elementwise value or a view read by an op Inductor cannot
+    fuse with must be written out: anchored on the float32 SiLU gradient of a Llama FFN backward,
+    a copy in made Inductor keep a 448 MiB buffer at the step's peak on an H100
+    (docs/benchmarks.md)."""
     while node is not stop and node.op != "placeholder":
-        if isinstance(node.meta.get("val"), torch.Tensor):
+        if isinstance(node.meta.get("val"), torch.Tensor) and _written_out(node):
             return node
         node = node.prev
     return None
+
+
+def _written_out(node: fx.Node) -> bool:
+    """Whether Inductor gives the node's value a buffer whatever reads it: the parts of a tuple, and
+    ops other than views, elementwise ops and constants (which it computes inside its readers)."""
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem:
+        return True
+    if not isinstance(node.target, torch._ops.OpOverload):
+        return False
+    reads_tensor = any(isinstance(a, fx.Node) for a in node.all_input_nodes)
+    return reads_tensor and not node.target.is_view and torch.Tag.pointwise not in node.target.tags
 
 
 def _set_meta(node: fx.Node, value: torch.Tensor) -> None:
