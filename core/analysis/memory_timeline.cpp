@@ -109,7 +109,7 @@ class RangeAddMax {
 // goes into a pool by dtype and size, and the program's next allocation of that dtype and size
 // takes the buffer freed last, unless holding it until then would raise the program's peak as
 // Inductor estimates it (which does not see the ops' own workspaces). Until it is taken, the dead
-// buffer stays allocated: on the H100 this held 0.94 GiB of a layer's FFN backward through the
+// buffer stays allocated: on the H100 a layer's dead FFN-backward buffers were held through the
 // next layer's attention backward, where the step peaked (docs/benchmarks.md). Graph inputs, the
 // forward's values the backward reads, gradients and outputs are not freed by the program, so they
 // are never pooled; parts of a tuple are allocated by their op, not from the pool.
@@ -117,10 +117,11 @@ void holdForReuse(const ir::Graph& graph, const StepSchedule& schedule, const St
                   std::vector<StorageLife>& storages, size_t computedEnd, std::span<const uint8_t> handedOver,
                   std::span<const uint32_t> inputLastRead, uint64_t share) {
   const size_t steps = schedule.nodes.size();
-  const auto programEnd = [&](Phase phase) {
-    return static_cast<uint32_t>(phase == Phase::Forward ? std::max<size_t>(schedule.backwardStart, 1) - 1 : steps - 1);
-  };
   const uint32_t backwardStart = static_cast<uint32_t>(std::min(schedule.backwardStart, steps));
+  // A buffer freed at its program's last step is never taken: only earlier ones are pooled.
+  const auto programLast = [&](Phase phase) {
+    return static_cast<uint32_t>(phase == Phase::Forward ? std::max<uint32_t>(backwardStart, 1) - 1 : steps - 1);
+  };
   std::vector<std::vector<uint32_t>> freedAfter(steps), allocatedAt(steps);
   // The bytes each program holds at each of its steps as Inductor estimates them: what it computes,
   // and its inputs (weights, the forward's values the backward reads, the tangents) until it last
@@ -148,7 +149,7 @@ void holdForReuse(const ir::Graph& graph, const StepSchedule& schedule, const St
       if (life.category == MemoryCategory::Saved) hold(backwardStart, life.last, bytes);
     }
     if (life.bytes == 0) continue;
-    if (!handedOver[s] && life.last < programEnd(life.phase) &&
+    if (!handedOver[s] && life.last < programLast(life.phase) &&
         (life.category == MemoryCategory::Temporaries || life.category == MemoryCategory::Recomputed)) {
       freedAfter[life.last].push_back(static_cast<uint32_t>(s));
     }

@@ -50,34 +50,45 @@ def relative_frames(value, root):
     return value
 
 
-def analyze(snapshot, device=0):
-    """Prints the analysis of one snapshot's device trace (see the module's docstring)."""
-    trace = snapshot["device_traces"][device]
-    times = [e["time_us"] for e in trace if e.get("time_us")]
-    span = f", over {(max(times) - min(times)) / 1e3:.2f} ms of host time" if times else ""
-    print(f"  {len(trace)} trace events{span}")
-    live, pending = {}, {}  # by address: the alloc event and its index; the free_requested not completed
-    allocated = peak = 0
-    peak_index, at_peak, pending_at_peak = 0, {}, {}
-    programs, backward_start = [], None
+def replay(trace):
+    """Replays a device trace: yields, after each event, its index, the event, the bytes allocated
+    from the trace's start (a block ends at its free_requested, as max_memory_allocated counts it),
+    and, by address, the blocks live (index, event) and those freed but not given back."""
+    live, pending = {}, {}
+    allocated = 0
     for i, event in enumerate(trace):
         action = event["action"]
         if action == "alloc":
-            program = generated_program(event)
-            if program and program not in programs:
-                programs.append(program)
-                if len(programs) == 2:
-                    backward_start = allocated
             live[event["addr"]] = (i, event)
             allocated += event["size"]
-            if allocated > peak:
-                peak, peak_index, at_peak, pending_at_peak = allocated, i, dict(live), dict(pending)
         elif action == "free_requested":
             if event["addr"] in live:
                 allocated -= live.pop(event["addr"])[1]["size"]
             pending[event["addr"]] = (i, event)
         elif action == "free_completed":
             pending.pop(event["addr"], None)
+        yield i, event, allocated, live, pending
+
+
+def analyze(snapshot, device=0):
+    """Prints the analysis of one snapshot's device trace (see the module's docstring)."""
+    trace = snapshot["device_traces"][device]
+    times = [e["time_us"] for e in trace if e.get("time_us")]
+    span = f", over {(max(times) - min(times)) / 1e3:.2f} ms of host time" if times else ""
+    print(f"  {len(trace)} trace events{span}")
+    peak = peak_index = 0
+    at_peak, pending_at_peak = {}, {}
+    programs, backward_start = [], None
+    for i, event, allocated, live, pending in replay(trace):
+        if event["action"] != "alloc":
+            continue
+        program = generated_program(event)
+        if program and program not in programs:
+            programs.append(program)
+            if len(programs) == 2:
+                backward_start = allocated - event["size"]
+        if allocated > peak:
+            peak, peak_index, at_peak, pending_at_peak = allocated, i, dict(live), dict(pending)
     print(f"  peak {peak / GiB:.3f} GiB (allocated, from the trace's start) at event {peak_index} of {len(trace)} "
           f"({100 * peak_index / max(len(trace), 1):.0f}% into the step), reached by a {trace[peak_index]['size']} B "
           f"allocation at {frame_of(trace[peak_index].get('frames', []))}")

@@ -43,7 +43,8 @@ void expectConsistent(const MemoryTimeline& timeline, const StepSchedule& schedu
   for (size_t i = 0; i < steps; ++i) EXPECT_EQ(fromStorages[i], timeline.total[i]) << what << " step " << i;
 }
 
-// llama3_8b_2l's training step saving only the primals (the most recomputation), and its timeline.
+// llama3_8b_2l's training step saving only the primals (the most recomputation), and its timeline:
+// loaded and planned once for the tests that read it.
 struct Llama2lStep {
   testing::SampleGraph sample = testing::loadSampleGraph("captures/llama3_8b_2l_train.log.gz", "0/0:aot_joint_graph");
   const ir::Graph& graph = *sample.graph;
@@ -52,6 +53,14 @@ struct Llama2lStep {
   StepSchedule schedule = trainingSchedule(partition);
   MemoryTimeline timeline = memoryTimeline(graph, sample.inputs, schedule, &joint, &partition);
 };
+const Llama2lStep& llama2lStep() {
+  static const Llama2lStep step;
+  return step;
+}
+
+TEST(MemoryTimeline, Llama2lStepIsSelfConsistent) {
+  expectConsistent(llama2lStep().timeline, llama2lStep().schedule, "llama3_8b_2l");
+}
 
 TEST(MemoryTimeline, TrainingStepsAreSelfConsistent) {
   for (const auto& [capture, graphId] : {std::pair{"captures/llama3_8b_2l_tiny_train.log.gz", "0/0:aot_joint_graph"},
@@ -94,11 +103,7 @@ TEST(MemoryTimeline, TrainingStepsAreSelfConsistent) {
 // (measured: docs/benchmarks.md, "What is on the GPU at the peak"): one temporary storage per
 // execution, live for that execution only. llama3_8b_2l's query is [1, 32, 2048, 128].
 TEST(MemoryTimeline, CudnnAttentionBackwardHoldsItsWorkspaceWhileItRuns) {
-  const Llama2lStep step;
-  const ir::Graph& graph = step.graph;
-  const StepSchedule& schedule = step.schedule;
-  const MemoryTimeline& timeline = step.timeline;
-  expectConsistent(timeline, schedule, "llama3_8b_2l");
+  const auto& [sample, graph, joint, partition, schedule, timeline] = llama2lStep();
   size_t backwards = 0;
   for (uint32_t at = 0; at < schedule.nodes.size(); ++at) {
     const ir::NodeId id = schedule.nodes[at];
@@ -126,11 +131,7 @@ TEST(MemoryTimeline, CudnnAttentionBackwardHoldsItsWorkspaceWhileItRuns) {
 // program (not an input, a saved value, a gradient or an output), what takes it is an allocation of
 // its dtype and size that starts right after it, and some are held past their last read.
 TEST(MemoryTimeline, FreedBuffersAreHeldUntilInductorReusesThem) {
-  const Llama2lStep step;
-  const ir::Graph& graph = step.graph;
-  const StepSchedule& schedule = step.schedule;
-  const MemoryTimeline& timeline = step.timeline;
-  expectConsistent(timeline, schedule, "llama3_8b_2l");
+  const auto& [sample, graph, joint, partition, schedule, timeline] = llama2lStep();
   size_t held = 0, heldAcrossSteps = 0;
   for (const StorageLife& dead : timeline.storages) {
     if (dead.heldFor == ir::kNoNode) continue;
