@@ -1,7 +1,9 @@
 #include "analysis/memory_timeline.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <utility>
 
 #include "ir/op_info.h"
 
@@ -404,26 +406,127 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   // kernel (in-place buffer reuse): from then on the two are one allocation. What an inlined value
   // read, its kernel reads. Graph inputs and the forward's values the backward reads are not the
   // compiled program's to reuse.
-  std::vector<int32_t> pending;
+  // By written-out storage (original index): the written-out storages its kernel reads, inlined
+  // values looked through, each once, latest read first (CSR over `kept` indices).
+  std::vector<uint32_t> kernelReadsBegin(kept.size() + 1, 0);
+  std::vector<int32_t> kernelReads;
+  {
+    std::vector<int32_t> pending;
+    std::vector<size_t> seenBy(storages.size(), SIZE_MAX);
+    for (size_t s = 0; s < kept.size(); ++s) {
+      kernelReadsBegin[s] = static_cast<uint32_t>(kernelReads.size());
+      if (kept[s] < 0) continue;
+      pending.assign(reads.begin() + readsBegin[s], reads.begin() + readsBegin[s + 1]);
+      while (!pending.empty()) {
+        const int32_t r = pending.back();
+        pending.pop_back();
+        if (kept[r] < 0) {
+          pending.insert(pending.end(), reads.begin() + readsBegin[r], reads.begin() + readsBegin[r + 1]);
+        } else if (seenBy[static_cast<size_t>(kept[r])] != s) {
+          seenBy[static_cast<size_t>(kept[r])] = s;
+          kernelReads.push_back(kept[r]);
+        }
+      }
+    }
+    kernelReadsBegin[kept.size()] = static_cast<uint32_t>(kernelReads.size());
+  }
+  // By kept storage: the fusible storages whose kernels read it (CSR over kept indices).
+  std::vector<uint32_t> readersBegin(storages.size() + 1, 0);
+  std::vector<uint32_t> readers;
+  {
+    const auto fusibleOutput = [&](size_t s) {
+      return kept[s] >= 0 && facts.fusible[storages[kept[s]].node] &&
+             graph.node(storages[kept[s]].node).kind != ir::NodeKind::Placeholder;
+    };
+    for (size_t s = 0; s < kept.size(); ++s) {
+      if (!fusibleOutput(s)) continue;
+      for (uint32_t k = kernelReadsBegin[s]; k < kernelReadsBegin[s + 1]; ++k) ++readersBegin[kernelReads[k] + 1];
+    }
+    for (size_t r = 0; r < storages.size(); ++r) readersBegin[r + 1] += readersBegin[r];
+    readers.resize(readersBegin.back());
+    std::vector<uint32_t> fill(readersBegin.begin(), readersBegin.end() - 1);
+    for (size_t s = 0; s < kept.size(); ++s) {
+      if (!fusibleOutput(s)) continue;
+      for (uint32_t k = kernelReadsBegin[s]; k < kernelReadsBegin[s + 1]; ++k) {
+        readers[fill[kernelReads[k]]++] = static_cast<uint32_t>(kept[s]);
+      }
+    }
+  }
+  // Inductor lets an output take an input over only when the output's op is the input's one reader
+  // not yet run (its scheduler's decide_inplace_update), and ops fused into one kernel all run
+  // together: an input that two outputs of one kernel read is taken over by neither. A Llama FFN
+  // backward's kernel reads the gate, up and activation-gradient buffers, each through two of its
+  // three outputs, and writes all three into fresh buffers: six FFN-sized buffers at once
+  // (docs/benchmarks.md). Inductor fuses pointwise ops of one program that read the same buffer and
+  // iterate the same elements, unless one depends on the other through an op outside the kernel
+  // (a matmul): then they run as two kernels.
+  // By phase and node: the step of its execution in that phase (a recomputed node runs in both).
+  std::array<std::vector<uint32_t>, 2> stepIn{std::vector<uint32_t>(n, UINT32_MAX), std::vector<uint32_t>(n, UINT32_MAX)};
+  for (uint32_t step = 0; step < steps; ++step) stepIn[static_cast<size_t>(schedule.phase[step])][schedule.nodes[step]] = step;
+  std::vector<std::pair<ir::NodeId, bool>> frontier;
+  std::vector<uint8_t> visited(2 * static_cast<size_t>(n), 0);
+  std::vector<ir::NodeId> touched;
+  const auto dependsOutsideKernel = [&](ir::NodeId from, ir::NodeId to, Phase phase) {
+    // Paths from `from` forward in step order up to `to`, noting whether they left the kernel;
+    // bounded, and counted as dependent when the bound is hit (the in-place reuse then stands).
+    // Such a path runs between the two steps: a recomputed value's forward readers are not on it.
+    constexpr size_t kVisitBound = 4096;
+    const std::vector<uint32_t>& stepOf = stepIn[static_cast<size_t>(phase)];
+    const uint32_t after = stepOf[from], until = stepOf[to];
+    bool dependent = false;
+    frontier.assign(1, {from, false});
+    touched.clear();
+    while (!frontier.empty() && !dependent) {
+      const auto [id, left] = frontier.back();
+      frontier.pop_back();
+      for (ir::NodeId user : graph.users(id)) {
+        if (stepOf[user] == UINT32_MAX || stepOf[user] <= after || stepOf[user] > until) continue;
+        const bool leaves = left || !facts.fusible[user];
+        if (user == to) {
+          if (leaves) dependent = true;
+          continue;
+        }
+        uint8_t& seen = visited[2 * static_cast<size_t>(user) + (leaves ? 1 : 0)];
+        if (seen) continue;
+        seen = 1;
+        touched.push_back(user);
+        if (touched.size() > kVisitBound) dependent = true;
+        frontier.emplace_back(user, leaves);
+      }
+    }
+    for (ir::NodeId id : touched) visited[2 * static_cast<size_t>(id)] = visited[2 * static_cast<size_t>(id) + 1] = 0;
+    return dependent;
+  };
+  // Whether `other`, an earlier reader of the written-out storage `in`, runs in `out`'s kernel. An
+  // input with many readers (a broadcast scalar) groups nothing: Inductor fuses by shared buffers
+  // of the same iteration space, and the check stays linear.
+  constexpr uint32_t kReadersBound = 64;
+  const auto sameKernel = [&](size_t in, const StorageLife& other, const StorageLife& out) {
+    return other.node != out.node && other.phase == out.phase && other.first < out.first &&
+           readersBegin[in + 1] - readersBegin[in] <= kReadersBound &&
+           graph.node(storages[in].node).kind != ir::NodeKind::Placeholder &&
+           graph.node(other.node).meta.numel() == graph.node(out.node).meta.numel() &&
+           !dependsOutsideKernel(other.node, out.node, out.phase);
+  };
+  const auto readInSameKernel = [&](size_t in, const StorageLife& out) {
+    for (uint32_t k = readersBegin[in]; k < readersBegin[in + 1]; ++k) {
+      if (sameKernel(in, storages[readers[k]], out)) return true;
+    }
+    return false;
+  };
   std::vector<uint8_t> handedOver(storages.size(), 0);  // its buffer became a later kernel's output
   for (size_t s = 0; s < kept.size(); ++s) {
     if (kept[s] < 0) continue;
     const StorageLife& out = storages[kept[s]];
     if (!facts.fusible[out.node] || graph.node(out.node).kind == ir::NodeKind::Placeholder) continue;
-    pending.assign(reads.begin() + readsBegin[s], reads.begin() + readsBegin[s + 1]);
-    while (!pending.empty()) {
-      const int32_t r = pending.back();
-      pending.pop_back();
-      if (kept[r] < 0) {
-        pending.insert(pending.end(), reads.begin() + readsBegin[r], reads.begin() + readsBegin[r + 1]);
-        continue;
-      }
-      StorageLife& in = storages[kept[r]];
+    for (uint32_t k = kernelReadsBegin[s]; k < kernelReadsBegin[s + 1]; ++k) {
+      const auto r = static_cast<size_t>(kernelReads[k]);
+      StorageLife& in = storages[r];
       if (in.last == out.first && in.first < out.first && in.bytes == out.bytes && in.phase == out.phase &&
           graph.node(in.node).kind != ir::NodeKind::Placeholder && in.category != MemoryCategory::Gradients &&
-          in.category != MemoryCategory::Outputs) {
+          in.category != MemoryCategory::Outputs && !readInSameKernel(r, out)) {
         in.last = out.first - 1;
-        handedOver[static_cast<size_t>(kept[r])] = 1;
+        handedOver[r] = 1;
         break;
       }
     }
