@@ -18,7 +18,7 @@ analysis::StepSchedule stepSchedule(const PassContext& context, const plan::Plan
   const plan::RecomputeDecision decision =
       state.recompute ? *state.recompute
                       : torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses);
-  return analysis::trainingSchedule(analysis::partitionJoint(context.graph, joint, decision.saved));
+  return analysis::trainingSchedule(context.graph, analysis::partitionJoint(context.graph, joint, decision.saved));
 }
 
 std::vector<int32_t> segmentOfSteps(const analysis::StepSchedule& schedule, const plan::PlanState& state) {

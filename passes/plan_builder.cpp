@@ -104,7 +104,7 @@ PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state
     const plan::RecomputeDecision decision =
         state.recompute ? *state.recompute : torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses);
     partition = analysis::partitionJoint(context.graph, joint, decision.saved);
-    planned.schedule = analysis::trainingSchedule(partition);
+    planned.schedule = analysis::trainingSchedule(context.graph, partition);
   } else {
     planned.schedule = analysis::programSchedule(context.graph);
   }

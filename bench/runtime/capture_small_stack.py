@@ -1,10 +1,10 @@
 """bench/device/runtime's four-layer stack made small enough for this machine's CPU (hidden 512,
 FFN 1792, 8 heads, 2 KV heads, B=2, T=512, float32), compiled by lathe.compile under the budget
-policy and run for one step with a run folder: its TORCH_TRACE log holds the joint graph the planner
+policy (or the heuristic) and run for one step with a run folder: its TORCH_TRACE log holds the joint graph the planner
 was given and the code Inductor generated from the plan, its plans/ the plan bundle.
 inductor_memory.py then sets the program's memory beside the plan's.
 
-  .venv/bin/python bench/runtime/capture_small_stack.py MEMORY OUT_DIR     # MEMORY: "none" or e.g. 150MiB
+  .venv/bin/python bench/runtime/capture_small_stack.py MEMORY OUT_DIR     # MEMORY: "none", e.g. 150MiB, or "heuristic"
 """
 
 import os
@@ -24,7 +24,8 @@ def main():
     torch.manual_seed(0)
     model = bench.Stack(layers=4, seq=512, head_dim=64, layer=lambda: bench.Layer(512, 8, 2, 1792))
     x = torch.randn(2, 512, 512, requires_grad=True)
-    compiled = lathe.compile(lambda inp: model(inp), policy="budget", memory=None if memory == "none" else memory,
+    policy = "heuristic" if memory == "heuristic" else "budget"
+    compiled = lathe.compile(lambda inp: model(inp), policy=policy, memory=None if memory in ("none", "heuristic") else memory,
                              trace_dir=out_dir)
     bench.step(compiled, model, x)
     plan = compiled._lathe_backend.plans[0].plan

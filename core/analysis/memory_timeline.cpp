@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <queue>
+#include <span>
+#include <tuple>
 #include <utility>
 
 #include "ir/op_info.h"
@@ -21,12 +24,197 @@ StepSchedule programSchedule(const ir::Graph& graph) {
   return schedule;
 }
 
-StepSchedule trainingSchedule(const StepPartition& partition) {
+namespace {
+
+// A program's order as Inductor runs it: pointwise ops that read the same buffer, iterate as many
+// elements and do not depend on one another through an op outside a kernel (a matmul) are one
+// kernel, which runs where its last op stands, and what reads its outputs runs after it. In a Llama
+// FFN backward the graph computes the recomputed activation and the up gradient before the matmul
+// that makes the activation's gradient, and the weight-gradient matmuls read them there; Inductor
+// computes them in one kernel with the gate gradient, after that matmul, and its six FFN-sized
+// buffers are live at once (docs/benchmarks.md, "What Inductor's programs hold"). A stable
+// topological order: every op keeps its place but for the kernels' outputs and their readers.
+std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, std::span<const ir::NodeId> order) {
+  const size_t count = order.size();
+  std::vector<uint32_t> position(graph.size(), UINT32_MAX);
+  for (uint32_t i = 0; i < count; ++i) position[order[i]] = i;
+  std::vector<uint8_t> fusible(graph.size(), 0), view(graph.size(), 0);
+  for (ir::NodeId id : order) {
+    const ir::Node& node = graph.node(id);
+    if (node.kind != ir::NodeKind::CallFunction && node.kind != ir::NodeKind::CallMethod) continue;
+    const ir::OpInfo& info = ir::lookupOp(graph.str(node.target));
+    fusible[id] = info.fusible ? 1 : 0;
+    view[id] = info.category == ir::OpCategory::View || info.category == ir::OpCategory::Getitem ? 1 : 0;
+  }
+  const auto inKernel = [&](ir::NodeId id) { return position[id] != UINT32_MAX && fusible[id]; };
+  constexpr size_t kWalkBound = 64;
+  std::vector<ir::NodeId> walk;
+  // A kernel's output: a fusible value something outside a kernel reads (views looked through).
+  const auto writtenOut = [&](ir::NodeId id) {
+    walk.assign(1, id);
+    for (size_t i = 0; i < walk.size() && i < kWalkBound; ++i) {
+      for (ir::NodeId user : graph.users(walk[i])) {
+        if (!inKernel(user)) return true;
+        if (view[user]) walk.push_back(user);
+      }
+    }
+    return false;
+  };
+  // (buffer, output) for each buffer an output's kernel reads: a value no kernel computes, found
+  // through the fusible ops it is computed from. Graph inputs (weights, tangents) group nothing.
+  std::vector<std::pair<ir::NodeId, uint32_t>> reads;
+  std::vector<uint8_t> member(count, 0);
+  for (uint32_t i = 0; i < count; ++i) {
+    const ir::NodeId id = order[i];
+    if (!fusible[id] || view[id] || !graph.node(id).meta.isTensor() || !writtenOut(id)) continue;
+    member[i] = 1;
+    walk.assign(1, id);
+    const size_t readsBefore = reads.size();
+    for (size_t w = 0; w < walk.size() && w < kWalkBound; ++w) {
+      for (ir::NodeId in : graph.inputs(walk[w])) {
+        if (inKernel(in)) {
+          if (std::find(walk.begin(), walk.end(), in) == walk.end()) walk.push_back(in);
+        } else if (graph.node(in).kind != ir::NodeKind::Placeholder && graph.node(in).meta.isTensor()) {
+          reads.emplace_back(in, i);
+        }
+      }
+    }
+    std::sort(reads.begin() + static_cast<ptrdiff_t>(readsBefore), reads.end());
+    reads.erase(std::unique(reads.begin() + static_cast<ptrdiff_t>(readsBefore), reads.end()), reads.end());
+  }
+  std::sort(reads.begin(), reads.end());
+  // Whether `later` depends on `earlier` through an op outside a kernel: paths between the two.
+  std::vector<std::pair<ir::NodeId, bool>> frontier;
+  std::vector<uint8_t> visited(2 * static_cast<size_t>(graph.size()), 0);
+  std::vector<ir::NodeId> touched;
+  const auto dependsOutsideKernel = [&](uint32_t earlier, uint32_t later) {
+    constexpr size_t kVisitBound = 4096;
+    bool dependent = false;
+    frontier.assign(1, {order[earlier], false});
+    touched.clear();
+    while (!frontier.empty() && !dependent) {
+      const auto [id, left] = frontier.back();
+      frontier.pop_back();
+      for (ir::NodeId user : graph.users(id)) {
+        if (position[user] == UINT32_MAX || position[user] <= earlier || position[user] > later) continue;
+        const bool leaves = left || !fusible[user];
+        if (position[user] == later) {
+          dependent |= leaves;
+          continue;
+        }
+        uint8_t& seen = visited[2 * static_cast<size_t>(user) + (leaves ? 1 : 0)];
+        if (seen) continue;
+        seen = 1;
+        touched.push_back(user);
+        dependent |= touched.size() > kVisitBound;
+        frontier.emplace_back(user, leaves);
+      }
+    }
+    for (ir::NodeId id : touched) visited[2 * static_cast<size_t>(id)] = visited[2 * static_cast<size_t>(id) + 1] = 0;
+    return dependent;
+  };
+  // Kernels: outputs joined through the buffers they share, two kernels only where no output of
+  // one depends on an output of the other through an op outside them (a buffer read by many
+  // outputs, a broadcast, joins none; a kernel stays small).
+  std::vector<uint32_t> parent(count);
+  std::vector<std::vector<uint32_t>> members(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    parent[i] = i;
+    if (member[i]) members[i].push_back(i);
+  }
+  const auto root = [&](uint32_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  // Inductor fuses no two nodes further apart than 64 in its order (its scheduler's
+  // are_long_distant_nodes: recomputed values of different layers would otherwise share a kernel
+  // and live long), counted here in graph nodes.
+  constexpr size_t kReadersBound = 16, kKernelBound = 8;
+  constexpr uint32_t kFusionDistance = 64;
+  const auto joinable = [&](uint32_t a, uint32_t b) {
+    if (members[a].size() + members[b].size() > kKernelBound) return false;
+    const auto [lowA, highA] = std::minmax_element(members[a].begin(), members[a].end());
+    const auto [lowB, highB] = std::minmax_element(members[b].begin(), members[b].end());
+    if (std::max(*highA, *highB) - std::min(*lowA, *lowB) > kFusionDistance) return false;
+    for (uint32_t x : members[a]) {
+      for (uint32_t y : members[b]) {
+        if (graph.node(order[x]).meta.numel() != graph.node(order[y]).meta.numel() ||
+            dependsOutsideKernel(std::min(x, y), std::max(x, y))) {
+          return false;
+        }
+      }
+    }
+    return true;
+  };
+  for (size_t begin = 0; begin < reads.size();) {
+    size_t end = begin;
+    while (end < reads.size() && reads[end].first == reads[begin].first) ++end;
+    if (end - begin <= kReadersBound) {
+      for (size_t a = begin; a < end; ++a) {
+        for (size_t b = a + 1; b < end; ++b) {
+          const uint32_t first = root(reads[a].second), second = root(reads[b].second);
+          if (first == second || !joinable(first, second)) continue;
+          parent[first] = second;
+          members[second].insert(members[second].end(), members[first].begin(), members[first].end());
+          members[first].clear();
+        }
+      }
+    }
+    begin = end;
+  }
+  // Each op's place: its own, a kernel output's its kernel's last, and never before what it reads.
+  std::vector<uint32_t> last(count, 0), key(count, 0);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (member[i]) last[root(i)] = std::max(last[root(i)], i);
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    key[i] = member[i] ? std::max(i, last[root(i)]) : i;
+    for (ir::NodeId in : graph.inputs(order[i])) {
+      if (position[in] != UINT32_MAX && position[in] < i) key[i] = std::max(key[i], key[position[in]]);
+    }
+  }
+  // Kahn's algorithm by (place, kernel outputs first, graph order).
+  std::vector<uint32_t> waiting(count, 0), stamp(count, UINT32_MAX);
+  for (uint32_t i = 0; i < count; ++i) {
+    for (ir::NodeId in : graph.inputs(order[i])) {
+      if (position[in] == UINT32_MAX || stamp[position[in]] == i) continue;
+      stamp[position[in]] = i;
+      ++waiting[i];
+    }
+  }
+  using Entry = std::tuple<uint32_t, uint8_t, uint32_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
+  const auto push = [&](uint32_t i) { ready.emplace(key[i], member[i] ? 0 : 1, i); };
+  for (uint32_t i = 0; i < count; ++i) {
+    if (waiting[i] == 0) push(i);
+  }
+  std::vector<ir::NodeId> result;
+  result.reserve(count);
+  std::fill(stamp.begin(), stamp.end(), UINT32_MAX);
+  while (!ready.empty()) {
+    const uint32_t i = std::get<2>(ready.top());
+    ready.pop();
+    result.push_back(order[i]);
+    for (ir::NodeId user : graph.users(order[i])) {
+      const uint32_t u = position[user];
+      if (u == UINT32_MAX || stamp[u] == i) continue;
+      stamp[u] = i;
+      if (--waiting[u] == 0) push(u);
+    }
+  }
+  if (result.size() != count) return {order.begin(), order.end()};  // not a DAG in this order
+  return result;
+}
+
+}  // namespace
+
+StepSchedule trainingSchedule(const ir::Graph& graph, const StepPartition& partition) {
   StepSchedule schedule;
   schedule.nodes = partition.forward;
   schedule.phase.assign(partition.forward.size(), Phase::Forward);
   schedule.backwardStart = schedule.nodes.size();
-  schedule.nodes.insert(schedule.nodes.end(), partition.backward.begin(), partition.backward.end());
+  const std::vector<ir::NodeId> backward = inKernelOrder(graph, partition.backward);
+  schedule.nodes.insert(schedule.nodes.end(), backward.begin(), backward.end());
   schedule.phase.resize(schedule.nodes.size(), Phase::Backward);
   return schedule;
 }
@@ -117,7 +305,7 @@ class RangeAddMax {
 // are never pooled; parts of a tuple are allocated by their op, not from the pool.
 void holdForReuse(const ir::Graph& graph, const StepSchedule& schedule, const StorageFacts& facts,
                   std::vector<StorageLife>& storages, size_t computedEnd, std::span<const uint8_t> handedOver,
-                  std::span<const uint32_t> inputLastRead, uint64_t share) {
+                  uint64_t share) {
   const size_t steps = schedule.nodes.size();
   const uint32_t backwardStart = static_cast<uint32_t>(std::min(schedule.backwardStart, steps));
   // A buffer freed at its program's last step is never taken: only earlier ones are pooled.
@@ -126,8 +314,11 @@ void holdForReuse(const ir::Graph& graph, const StepSchedule& schedule, const St
   };
   std::vector<std::vector<uint32_t>> freedAfter(steps), allocatedAt(steps);
   // The bytes each program holds at each of its steps as Inductor estimates them: what it computes,
-  // and its inputs (weights, the forward's values the backward reads, the tangents) until it last
-  // reads them. A difference array first.
+  // and the forward's values the backward reads until it last reads them. The graph's own inputs
+  // (weights, the step's inputs, the tangents: primals_*, tangents_*) are not in that estimate
+  // (torch/_inductor/utils.py, is_nonfreeable_buffers). Counting the weights a layer's backward
+  // reads let the planner hold one more FFN-sized buffer per layer than Inductor did on the H100.
+  // A difference array first.
   std::vector<int64_t> held(steps + 1, 0);
   const auto hold = [&](uint32_t first, uint32_t last, int64_t bytes) {
     if (first > last) return;
@@ -137,13 +328,7 @@ void holdForReuse(const ir::Graph& graph, const StepSchedule& schedule, const St
   for (size_t s = 0; s < computedEnd; ++s) {
     const StorageLife& life = storages[s];
     const int64_t bytes = static_cast<int64_t>(std::min(life.bytes, share));
-    if (graph.node(life.node).kind == ir::NodeKind::Placeholder) {
-      const uint32_t lastRead = inputLastRead[s];
-      if (lastRead == UINT32_MAX) continue;
-      if (life.first < backwardStart) hold(life.first, std::min(lastRead, backwardStart - 1), bytes);
-      if (lastRead >= backwardStart) hold(std::max(life.first, backwardStart), lastRead, bytes);
-      continue;
-    }
+    if (graph.node(life.node).kind == ir::NodeKind::Placeholder) continue;
     if (life.phase == Phase::Backward) {
       hold(life.first, life.last, bytes);
     } else {
@@ -283,9 +468,6 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     storages.push_back(life);
   }
 
-  // By input storage: the step that last reads it (UINT32_MAX: none). Placeholders come first and are
-  // never inlined, so their indices stand.
-  std::vector<uint32_t> inputLastRead(storages.size(), UINT32_MAX);
   // A storage is written out when something other than a fusible reader of its own phase reads it;
   // `reads` lists, per storage, the storages its execution read (CSR), for those that are not.
   std::vector<uint8_t> writtenOut(storages.size(), 1);
@@ -303,7 +485,6 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
       if (current[in] < 0) continue;
       StorageLife& read = storages[current[in]];
       read.last = std::max(read.last, step);
-      if (static_cast<size_t>(current[in]) < inputLastRead.size()) inputLastRead[current[in]] = step;
       if (view) continue;  // a view reads nothing: its readers read the storage
       reads.push_back(current[in]);
       if (!facts.fusible[id] || facts.updatesInPlace[id] || read.phase != phase) writtenOut[current[in]] = 1;
@@ -537,7 +718,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   // far below the share).
   const uint64_t share = static_cast<uint64_t>(INT64_MAX) / (storages.size() + 1);
   auto counted = [&](const StorageLife& life) { return static_cast<int64_t>(std::min(life.bytes, share)); };
-  holdForReuse(graph, schedule, facts, storages, workspacesBegin, handedOver, inputLastRead, share);
+  holdForReuse(graph, schedule, facts, storages, workspacesBegin, handedOver, share);
   // The part of each off-GPU interval inside its storage's life, by storage.
   struct Away {
     size_t storage;

@@ -60,8 +60,9 @@ struct StepSchedule {
 
 // Program order of a graph run on its own (inference, or a forward or backward graph).
 [[nodiscard]] StepSchedule programSchedule(const ir::Graph& graph);
-// The forward then the backward of a partitioned joint graph.
-[[nodiscard]] StepSchedule trainingSchedule(const StepPartition& partition);
+// The forward then the backward of a partitioned joint graph; the backward in the order Inductor
+// runs it (the outputs of one fused kernel together, where its last op stands).
+[[nodiscard]] StepSchedule trainingSchedule(const ir::Graph& graph, const StepPartition& partition);
 
 // One allocated storage: the value of an execution that is written out, with every alias of it.
 struct StorageLife {

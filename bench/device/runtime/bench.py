@@ -147,7 +147,7 @@ def grad_error(model, x, reference):
 def main():
     steps = int(os.environ.get("BENCH_STEPS", "10"))
     torch_budgets = os.environ.get("BENCH_TORCH_BUDGETS", "1.0,0.5")
-    lathe_specs = os.environ.get("BENCH_LATHE", "heuristic,budget:7GiB,budget:6GiB,budget:5GiB,budget:4.6GiB")
+    lathe_specs = os.environ.get("BENCH_LATHE", "heuristic,budget:7GiB,budget:6GiB,budget:5GiB,budget:4.5GiB")
     with_magi = os.environ.get("BENCH_MAGI", "1") == "1"
     out_dir = os.environ.get("OUT", "/tmp")
     trace_root = os.environ.get("BENCH_TRACE_DIR")  # a run folder per lathe variant (capture, plans, profile)

@@ -3,9 +3,8 @@
 caching allocator's memory history after warm-up. Prints per variant the measured peak (allocated, as
 bench.py measures it) beside the planner's prediction, then the snapshot's analysis; writes each
 snapshot to $OUT (`lathe memory` and the studio open them).
-    device run: BENCH_SCRIPT=offload_snapshot.py BENCH_POLICY=budget BENCH_MEMORY=4.6GiB \
-                bash bench/device/runtime/run.sh   (carry .device/deps; the kept 4.5GiB snapshots came
-                before the planner refused that budget: docs/benchmarks.md)
+    device run: BENCH_SCRIPT=offload_snapshot.py BENCH_POLICY=budget BENCH_MEMORY=4.5GiB \
+                bash bench/device/runtime/run.sh   (carry .device/deps)
 The analysis alone, of snapshots kept (no GPU, no torch):
     python3 bench/device/runtime/offload_snapshot.py --analyze SNAPSHOT.pickle [...]
 For each: the host time the trace spans; the peak as max_memory_allocated counts it (a block ends at

@@ -35,7 +35,7 @@ def phases(fn, model, x):
 
 def main():
     policy = os.environ.get("BENCH_POLICY", "heuristic")
-    memory = os.environ.get("BENCH_MEMORY") or None  # "4.6GiB" with policy budget
+    memory = os.environ.get("BENCH_MEMORY") or None  # "4.5GiB" with policy budget
     torch.manual_seed(0)
     model = Stack().cuda().to(torch.bfloat16)
     x = torch.randn(2, 4096, 4096, device="cuda", dtype=torch.bfloat16, requires_grad=True)

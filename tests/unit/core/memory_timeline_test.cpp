@@ -50,7 +50,7 @@ struct Llama2lStep {
   const ir::Graph& graph = *sample.graph;
   JointInfo joint = analyzeJoint(graph);
   StepPartition partition = partitionJoint(graph, joint, joint.primals);
-  StepSchedule schedule = trainingSchedule(partition);
+  StepSchedule schedule = trainingSchedule(graph, partition);
   MemoryTimeline timeline = memoryTimeline(graph, sample.inputs, schedule, &joint, &partition);
 };
 const Llama2lStep& llama2lStep() {
@@ -72,7 +72,7 @@ TEST(MemoryTimeline, TrainingStepsAreSelfConsistent) {
     // Saving only the primals: the most recomputation, the backward recomputes what it reads.
     const StepPartition partition = partitionJoint(*sample.graph, joint, joint.primals);
     ASSERT_TRUE(partition.valid()) << capture;
-    const StepSchedule schedule = trainingSchedule(partition);
+    const StepSchedule schedule = trainingSchedule(*sample.graph, partition);
     EXPECT_EQ(schedule.backwardStart, partition.forward.size()) << capture;
     EXPECT_EQ(schedule.nodes.size(), partition.forward.size() + partition.backward.size()) << capture;
     const MemoryTimeline timeline = memoryTimeline(*sample.graph, sample.inputs, schedule, &joint, &partition);

@@ -60,7 +60,7 @@ TEST_P(OffloadCapture, OffloadedValuesAreSavedAndTheirCopiesHideInsideTheirPhase
   ASSERT_TRUE(eval.activationOffload.has_value());
   const plan::ActivationOffloadDecision& offload = *eval.activationOffload;
   ASSERT_FALSE(offload.tensors.empty()) << "nothing offloaded on a full-size capture";
-  const analysis::StepSchedule schedule = analysis::trainingSchedule(eval.partition);
+  const analysis::StepSchedule schedule = analysis::trainingSchedule(*g_.graph, eval.partition);
   // Start time of each execution, as the planner priced it.
   std::vector<double> start(schedule.nodes.size() + 1, 0.0);
   for (size_t i = 0; i < schedule.nodes.size(); ++i) {

@@ -81,10 +81,12 @@ INSTANTIATE_TEST_SUITE_P(Captures, MeasuredPeaks, ::testing::ValuesIn(kMeasured)
 // lathe.compile(memory="4.5GiB"): its TORCH_TRACE log and plan bundle, and the bytes allocated above
 // the step's "before" when each of cuDNN's attention backwards allocated its workspace, from the
 // step's memory snapshot (bench/device/runtime/planned_vs_snapshot.py prints both). The planner,
-// planning the same saved set on the same joint graph, holds what the GPU held there. Each layer's
-// FFN backward kernel writes its three outputs into fresh buffers (no input is taken over: each is
-// read by two of them), and those buffers are held for the next layer's FFN until attention's
-// backward runs; handing one over, as the planner did before, put the first two 12-19% under.
+// planning the same saved set on the same joint graph, holds what the GPU held there, within 5%.
+// Each layer's FFN backward kernel writes its three outputs into fresh buffers (no input is taken
+// over: each is read by two of them), after the matmul that makes the activation's gradient, and
+// Inductor holds the dead ones for the next layer's FFN only where its own peak estimate (without
+// the weights and tangents) allows it: handing a buffer over put the first two attention
+// backwards 12-19% under; the kernel order with the weights in the estimate, up to 15% over.
 TEST(MeasuredPeaks, PlannedAtEachAttentionBackwardIsWhatTheH100Held) {
   const std::string results = LATHE_SOURCE_DIR "/bench/device/runtime/results/h100-2026-12-06-run-budget-4.5GiB.";
   const io::Artifact artifact = io::loadArtifact(results + "log.gz");
@@ -102,10 +104,29 @@ TEST(MeasuredPeaks, PlannedAtEachAttentionBackwardIsWhatTheH100Held) {
     if (!context.graph.name(step.schedule.nodes[i]).starts_with("_scaled_dot_product_cudnn_attention_backward")) continue;
     ASSERT_LT(seen, std::size(kMeasuredMiB));
     const double plannedMiB = static_cast<double>(step.timeline.total[i] - before) / (1u << 20);
-    EXPECT_NEAR(plannedMiB / kMeasuredMiB[seen], 1.0, 0.12) << "attention backward " << seen << ": planned " << plannedMiB << " MiB";
+    EXPECT_NEAR(plannedMiB / kMeasuredMiB[seen], 1.0, 0.05) << "attention backward " << seen << ": planned " << plannedMiB << " MiB";
     ++seen;
   }
   EXPECT_EQ(seen, std::size(kMeasuredMiB));
+}
+
+// The heuristic's plan for the same joint graph, against the peak the same H100 measured for it
+// (results/h100-2026-12-06-kernel-order.jsonl: 3.793 GiB above the step's "before"). Fusing the
+// recomputed values of different layers into one kernel, which Inductor does not do (no two nodes
+// more than 64 apart), delayed the first attention backward behind the other layers' recompute:
+// 4.364 GiB, 15% over.
+TEST(MeasuredPeaks, HeuristicPlanPeakIsWhatTheH100Measured) {
+  const std::string results = LATHE_SOURCE_DIR "/bench/device/runtime/results/h100-2026-12-06-run-budget-4.5GiB.";
+  const io::Artifact artifact = io::loadArtifact(results + "log.gz");
+  const PlanTarget target(artifact, "0/0:lathe_joint_graph", hw::resolveHwProfile("h100"));
+  const PassContext context = target.context();
+  const PipelineRun run = runPipeline(context, parsePipeline("split,fusion,recompute(policy=heuristic)"));
+  const PlannedStep step = plannedStep(context, run.finalState());
+  const auto& atStart = step.timeline.live.front();
+  const uint64_t before = atStart[static_cast<size_t>(analysis::MemoryCategory::Weights)] +
+                          atStart[static_cast<size_t>(analysis::MemoryCategory::Inputs)];
+  const double plannedGiB = static_cast<double>(step.timeline.peakBytes - before) / (1u << 30);
+  EXPECT_NEAR(plannedGiB / 3.793, 1.0, 0.05) << "planned " << plannedGiB << " GiB";
 }
 
 }  // namespace

@@ -596,8 +596,19 @@ RC_GTEST_PROP(RandomJoint, MemoryTimelineAddsUp, ()) {
   for (const auto& [policy, saved] : savedSets) {
     RC_LOG() << "saved set: " << policy << "\n";
     const StepPartition step = analysis::partitionJoint(graph, joint, saved);
-    const analysis::StepSchedule schedule = analysis::trainingSchedule(step);
+    const analysis::StepSchedule schedule = analysis::trainingSchedule(graph, step);
     RC_ASSERT(schedule.backwardStart == step.forward.size());
+    // The backward in Inductor's kernel order: the same executions, each after what it reads.
+    std::vector<NodeId> backward(schedule.nodes.begin() + static_cast<ptrdiff_t>(schedule.backwardStart), schedule.nodes.end());
+    std::vector<NodeId> expected = step.backward;
+    std::sort(backward.begin(), backward.end());
+    std::sort(expected.begin(), expected.end());
+    RC_ASSERT(backward == expected);
+    std::vector<size_t> ranOn(graph.size(), SIZE_MAX);
+    for (size_t i = schedule.backwardStart; i < schedule.nodes.size(); ++i) ranOn[schedule.nodes[i]] = i;
+    for (size_t i = schedule.backwardStart; i < schedule.nodes.size(); ++i) {
+      for (NodeId in : graph.inputs(schedule.nodes[i])) RC_ASSERT(ranOn[in] == SIZE_MAX || ranOn[in] < i);
+    }
     const analysis::MemoryTimeline timeline = analysis::memoryTimeline(graph, g.inputs, schedule, &joint, &step);
     requireConsistentTimeline(graph, g.inputs, schedule, timeline);
   }
