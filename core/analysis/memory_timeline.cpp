@@ -26,6 +26,52 @@ StepSchedule programSchedule(const ir::Graph& graph) {
 
 namespace {
 
+// Whether one execution depends on another through an op outside a kernel (a matmul: not
+// fusible), which keeps Inductor from fusing the two: a path of readers from `from` to `to` among
+// the executions between their steps (`stepOf`: by node, its step in the program at hand, UINT32_MAX
+// when it does not run there; a recomputed value's forward readers are not on such a path).
+// Bounded, and counted as dependent when the bound is hit. Keeps its buffers between questions.
+class KernelPaths {
+ public:
+  KernelPaths(const ir::Graph& graph, std::span<const uint8_t> fusible)
+      : graph_(graph), fusible_(fusible), visited_(2 * static_cast<size_t>(graph.size()), 0) {}
+
+  bool dependsOutsideKernel(std::span<const uint32_t> stepOf, ir::NodeId from, ir::NodeId to) {
+    constexpr size_t kVisitBound = 4096;
+    const uint32_t after = stepOf[from], until = stepOf[to];
+    bool dependent = false;
+    frontier_.assign(1, {from, false});
+    touched_.clear();
+    while (!frontier_.empty() && !dependent) {
+      const auto [id, left] = frontier_.back();
+      frontier_.pop_back();
+      for (ir::NodeId user : graph_.users(id)) {
+        if (stepOf[user] == UINT32_MAX || stepOf[user] <= after || stepOf[user] > until) continue;
+        const bool leaves = left || !fusible_[user];
+        if (user == to) {
+          dependent |= leaves;
+          continue;
+        }
+        uint8_t& seen = visited_[2 * static_cast<size_t>(user) + (leaves ? 1 : 0)];
+        if (seen) continue;
+        seen = 1;
+        touched_.push_back(user);
+        dependent |= touched_.size() > kVisitBound;
+        frontier_.emplace_back(user, leaves);
+      }
+    }
+    for (ir::NodeId id : touched_) visited_[2 * static_cast<size_t>(id)] = visited_[2 * static_cast<size_t>(id) + 1] = 0;
+    return dependent;
+  }
+
+ private:
+  const ir::Graph& graph_;
+  std::span<const uint8_t> fusible_;
+  std::vector<uint8_t> visited_;
+  std::vector<std::pair<ir::NodeId, bool>> frontier_;
+  std::vector<ir::NodeId> touched_;
+};
+
 // A program's order as Inductor runs it: pointwise ops that read the same buffer, iterate as many
 // elements and do not depend on one another through an op outside a kernel (a matmul) are one
 // kernel, which runs where its last op stands, and what reads its outputs runs after it. In a Llama
@@ -83,36 +129,7 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, std::span<const ir
     reads.erase(std::unique(reads.begin() + static_cast<ptrdiff_t>(readsBefore), reads.end()), reads.end());
   }
   std::sort(reads.begin(), reads.end());
-  // Whether `later` depends on `earlier` through an op outside a kernel: paths between the two.
-  std::vector<std::pair<ir::NodeId, bool>> frontier;
-  std::vector<uint8_t> visited(2 * static_cast<size_t>(graph.size()), 0);
-  std::vector<ir::NodeId> touched;
-  const auto dependsOutsideKernel = [&](uint32_t earlier, uint32_t later) {
-    constexpr size_t kVisitBound = 4096;
-    bool dependent = false;
-    frontier.assign(1, {order[earlier], false});
-    touched.clear();
-    while (!frontier.empty() && !dependent) {
-      const auto [id, left] = frontier.back();
-      frontier.pop_back();
-      for (ir::NodeId user : graph.users(id)) {
-        if (position[user] == UINT32_MAX || position[user] <= earlier || position[user] > later) continue;
-        const bool leaves = left || !fusible[user];
-        if (position[user] == later) {
-          dependent |= leaves;
-          continue;
-        }
-        uint8_t& seen = visited[2 * static_cast<size_t>(user) + (leaves ? 1 : 0)];
-        if (seen) continue;
-        seen = 1;
-        touched.push_back(user);
-        dependent |= touched.size() > kVisitBound;
-        frontier.emplace_back(user, leaves);
-      }
-    }
-    for (ir::NodeId id : touched) visited[2 * static_cast<size_t>(id)] = visited[2 * static_cast<size_t>(id) + 1] = 0;
-    return dependent;
-  };
+  KernelPaths paths(graph, fusible);
   // Kernels: outputs joined through the buffers they share, two kernels only where no output of
   // one depends on an output of the other through an op outside them (a buffer read by many
   // outputs, a broadcast, joins none; a kernel stays small).
@@ -139,7 +156,7 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, std::span<const ir
     for (uint32_t x : members[a]) {
       for (uint32_t y : members[b]) {
         if (graph.node(order[x]).meta.numel() != graph.node(order[y]).meta.numel() ||
-            dependsOutsideKernel(std::min(x, y), std::max(x, y))) {
+            paths.dependsOutsideKernel(position, order[std::min(x, y)], order[std::max(x, y)])) {
           return false;
         }
       }
@@ -644,40 +661,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   // By phase and node: the step of its execution in that phase (a recomputed node runs in both).
   std::array<std::vector<uint32_t>, 2> stepIn{std::vector<uint32_t>(n, UINT32_MAX), std::vector<uint32_t>(n, UINT32_MAX)};
   for (uint32_t step = 0; step < steps; ++step) stepIn[static_cast<size_t>(schedule.phase[step])][schedule.nodes[step]] = step;
-  std::vector<std::pair<ir::NodeId, bool>> frontier;
-  std::vector<uint8_t> visited(2 * static_cast<size_t>(n), 0);
-  std::vector<ir::NodeId> touched;
-  const auto dependsOutsideKernel = [&](ir::NodeId from, ir::NodeId to, Phase phase) {
-    // Paths from `from` forward in step order up to `to`, noting whether they left the kernel;
-    // bounded, and counted as dependent when the bound is hit (the in-place reuse then stands).
-    // Such a path runs between the two steps: a recomputed value's forward readers are not on it.
-    constexpr size_t kVisitBound = 4096;
-    const std::vector<uint32_t>& stepOf = stepIn[static_cast<size_t>(phase)];
-    const uint32_t after = stepOf[from], until = stepOf[to];
-    bool dependent = false;
-    frontier.assign(1, {from, false});
-    touched.clear();
-    while (!frontier.empty() && !dependent) {
-      const auto [id, left] = frontier.back();
-      frontier.pop_back();
-      for (ir::NodeId user : graph.users(id)) {
-        if (stepOf[user] == UINT32_MAX || stepOf[user] <= after || stepOf[user] > until) continue;
-        const bool leaves = left || !facts.fusible[user];
-        if (user == to) {
-          if (leaves) dependent = true;
-          continue;
-        }
-        uint8_t& seen = visited[2 * static_cast<size_t>(user) + (leaves ? 1 : 0)];
-        if (seen) continue;
-        seen = 1;
-        touched.push_back(user);
-        if (touched.size() > kVisitBound) dependent = true;
-        frontier.emplace_back(user, leaves);
-      }
-    }
-    for (ir::NodeId id : touched) visited[2 * static_cast<size_t>(id)] = visited[2 * static_cast<size_t>(id) + 1] = 0;
-    return dependent;
-  };
+  KernelPaths paths(graph, facts.fusible);
   // Whether `other`, an earlier reader of the written-out storage `in`, runs in `out`'s kernel. An
   // input with many readers (a broadcast scalar) groups nothing: Inductor fuses by shared buffers
   // of the same iteration space, and the check stays linear.
@@ -687,7 +671,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
            readersBegin[in + 1] - readersBegin[in] <= kReadersBound &&
            graph.node(storages[in].node).kind != ir::NodeKind::Placeholder &&
            graph.node(other.node).meta.numel() == graph.node(out.node).meta.numel() &&
-           !dependsOutsideKernel(other.node, out.node, out.phase);
+           !paths.dependsOutsideKernel(stepIn[static_cast<size_t>(out.phase)], other.node, out.node);
   };
   const auto readInSameKernel = [&](size_t in, const StorageLife& out) {
     for (uint32_t k = readersBegin[in]; k < readersBegin[in + 1]; ++k) {
