@@ -502,7 +502,7 @@ RecomputeEvaluation evaluatePartition(const PassContext& context, analysis::Step
   const JointInfo& joint = context.joint();
   RecomputeEvaluation eval;
   eval.partition = std::move(partition);
-  const analysis::StepSchedule schedule = analysis::trainingSchedule(context.graph, eval.partition);
+  const analysis::StepSchedule schedule = analysis::trainingSchedule(context.graph, eval.partition, timelineOptions.facts);
   // A recomputed value costs its recompute price (fused into its backward consumer where it can
   // be); everything else its node time; the host launches the kernels (step_time.h).
   const StepTime time = stepTime(context, schedule, &eval.partition);

@@ -80,18 +80,15 @@ class KernelPaths {
 // computes them in one kernel with the gate gradient, after that matmul, and its six FFN-sized
 // buffers are live at once (docs/benchmarks.md, "What Inductor's programs hold"). A stable
 // topological order: every op keeps its place but for the kernels' outputs and their readers.
-std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, std::span<const ir::NodeId> order) {
+std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts& facts, std::span<const ir::NodeId> order) {
   const size_t count = order.size();
   std::vector<uint32_t> position(graph.size(), UINT32_MAX);
   for (uint32_t i = 0; i < count; ++i) position[order[i]] = i;
-  std::vector<uint8_t> fusible(graph.size(), 0), view(graph.size(), 0);
-  for (ir::NodeId id : order) {
-    const ir::Node& node = graph.node(id);
-    if (node.kind != ir::NodeKind::CallFunction && node.kind != ir::NodeKind::CallMethod) continue;
-    const ir::OpInfo& info = ir::lookupOp(graph.str(node.target));
-    fusible[id] = info.fusible ? 1 : 0;
-    view[id] = info.category == ir::OpCategory::View || info.category == ir::OpCategory::Getitem ? 1 : 0;
-  }
+  const std::vector<uint8_t>& fusible = facts.fusible;
+  // A view or a getitem: it names part of what its input holds.
+  const auto view = [&](ir::NodeId id) {
+    return (facts.aliasOf[id] != ir::kNoNode && !facts.updatesInPlace[id]) || facts.partOfTuple[id] != ir::kNoNode;
+  };
   const auto inKernel = [&](ir::NodeId id) { return position[id] != UINT32_MAX && fusible[id]; };
   constexpr size_t kWalkBound = 64;
   std::vector<ir::NodeId> walk;
@@ -101,7 +98,7 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, std::span<const ir
     for (size_t i = 0; i < walk.size() && i < kWalkBound; ++i) {
       for (ir::NodeId user : graph.users(walk[i])) {
         if (!inKernel(user)) return true;
-        if (view[user]) walk.push_back(user);
+        if (view(user)) walk.push_back(user);
       }
     }
     return false;
@@ -112,7 +109,7 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, std::span<const ir
   std::vector<uint8_t> member(count, 0);
   for (uint32_t i = 0; i < count; ++i) {
     const ir::NodeId id = order[i];
-    if (!fusible[id] || view[id] || !graph.node(id).meta.isTensor() || !writtenOut(id)) continue;
+    if (!fusible[id] || view(id) || !graph.node(id).meta.isTensor() || !writtenOut(id)) continue;
     member[i] = 1;
     walk.assign(1, id);
     const size_t readsBefore = reads.size();
@@ -225,12 +222,14 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, std::span<const ir
 
 }  // namespace
 
-StepSchedule trainingSchedule(const ir::Graph& graph, const StepPartition& partition) {
+StepSchedule trainingSchedule(const ir::Graph& graph, const StepPartition& partition, const StorageFacts* facts) {
+  StorageFacts ownFacts;
+  if (facts == nullptr) facts = &(ownFacts = storageFacts(graph));
   StepSchedule schedule;
   schedule.nodes = partition.forward;
   schedule.phase.assign(partition.forward.size(), Phase::Forward);
   schedule.backwardStart = schedule.nodes.size();
-  const std::vector<ir::NodeId> backward = inKernelOrder(graph, partition.backward);
+  const std::vector<ir::NodeId> backward = inKernelOrder(graph, *facts, partition.backward);
   schedule.nodes.insert(schedule.nodes.end(), backward.begin(), backward.end());
   schedule.phase.resize(schedule.nodes.size(), Phase::Backward);
   return schedule;
@@ -669,7 +668,6 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   const auto sameKernel = [&](size_t in, const StorageLife& other, const StorageLife& out) {
     return other.node != out.node && other.phase == out.phase && other.first < out.first &&
            readersBegin[in + 1] - readersBegin[in] <= kReadersBound &&
-           graph.node(storages[in].node).kind != ir::NodeKind::Placeholder &&
            graph.node(other.node).meta.numel() == graph.node(out.node).meta.numel() &&
            !paths.dependsOutsideKernel(stepIn[static_cast<size_t>(out.phase)], other.node, out.node);
   };

@@ -60,9 +60,6 @@ struct StepSchedule {
 
 // Program order of a graph run on its own (inference, or a forward or backward graph).
 [[nodiscard]] StepSchedule programSchedule(const ir::Graph& graph);
-// The forward then the backward of a partitioned joint graph; the backward in the order Inductor
-// runs it (the outputs of one fused kernel together, where its last op stands).
-[[nodiscard]] StepSchedule trainingSchedule(const ir::Graph& graph, const StepPartition& partition);
 
 // One allocated storage: the value of an execution that is written out, with every alias of it.
 struct StorageLife {
@@ -103,6 +100,12 @@ struct StorageFacts {
   std::vector<ir::NodeId> partOfTuple;
 };
 [[nodiscard]] StorageFacts storageFacts(const ir::Graph& graph);
+
+// The forward then the backward of a partitioned joint graph; the backward in the order Inductor
+// runs it (the outputs of one fused kernel together, where its last op stands). `facts`:
+// storageFacts(graph), computed here when null.
+[[nodiscard]] StepSchedule trainingSchedule(const ir::Graph& graph, const StepPartition& partition,
+                                            const StorageFacts* facts = nullptr);
 
 // Steps [offStep, onStep) during which the storage `node` allocated is held in host memory
 // (activation offload): its bytes do not count on the GPU there.
