@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import lathe
-from lathe import _options, _weights
+from lathe import _graphs, _options, _weights
 
 UNITS = 6
 WIDTH = 64
@@ -47,11 +47,21 @@ class Stack(torch.nn.Module):
 
 class _Event:
     time = None
+    captured = False  # recorded inside a graph capture
+    stream = None
+    ops = 0  # the operations its stream had issued when it was recorded
 
 
 class SimulatedDevice:
     """The CudaDevice interface on the CPU: copies happen at once (the numbers are real) and a clock
-    per stream prices each copy at `bandwidth` and each unit's compute at its seconds."""
+    per stream prices each copy at `bandwidth` and each unit's compute at its seconds.
+
+    Graph capture as CUDA has it: between begin_capture and end_capture nothing moves (a copy is written
+    to the graph's tape, with the units' computes and the slots they read), an event recorded outside
+    the capture cannot be waited on inside it nor one recorded inside waited on outside, a stream joins
+    the capture only by waiting on an event of a captured stream, and every stream that joined must be
+    joined back (its last operation waited on by the captured stream) before the capture ends. The
+    clocks run through a capture as through one replay of its graph."""
 
     device = torch.device("cpu")
 
@@ -65,6 +75,21 @@ class SimulatedDevice:
         self.computes = []  # (unit, slot address or None, start, end)
         self.allocated = self.peak = self.window_peak = 0
         self._open = None
+        self.tape = None  # while capturing: ("copy", destination, source) and ("compute", unit, slot or None)
+        self._ops = {"compute": 0, "copy": 0, "copy_out": 0}
+        self._forked, self._joined = set(), {}
+
+    def capturing(self):
+        return self.tape is not None
+
+    def begin_capture(self):
+        self.tape, self._forked, self._joined = [], {"compute"}, {}
+
+    def end_capture(self):
+        tape, self.tape = self.tape, None
+        for stream in self._forked - {"compute"}:
+            assert self._joined.get(stream, -1) >= self._ops[stream], f"the {stream} stream is not joined back"
+        return tape
 
     def host_buffer(self, nbytes):
         return torch.empty(nbytes, dtype=torch.uint8)
@@ -85,14 +110,26 @@ class SimulatedDevice:
         return _Event()
 
     def record(self, stream, event):
-        event.time = self.clock[stream]
+        if self.capturing():
+            assert stream in self._forked, f"an event recorded on the {stream} stream, which the capture never joined"
+        event.time, event.captured, event.stream, event.ops = self.clock[stream], self.capturing(), stream, self._ops[stream]
 
     def wait(self, stream, event):
         assert event.time is not None, "a stream waits on an event never recorded"
+        assert event.captured == self.capturing(), "an event waited on across a capture's edge"
+        if self.capturing():
+            self._forked.add(stream)
+            if stream == "compute":
+                self._joined[event.stream] = max(self._joined.get(event.stream, -1), event.ops)
         self.clock[stream] = max(self.clock[stream], event.time)
 
     def copy(self, destination, source):
-        destination.copy_(source)
+        self._ops["copy"] += 1
+        if self.capturing():
+            assert "copy" in self._forked, "a copy on a stream the capture never joined"
+            self.tape.append(("copy", destination, source))
+        else:
+            destination.copy_(source)
         start = self.clock["copy"]
         self.clock["copy"] += source.numel() / self.bandwidth
         self.copies.append((destination.data_ptr(), source.data_ptr(), start, self.clock["copy"]))
@@ -110,6 +147,8 @@ class SimulatedDevice:
         assert event.time is not None
 
     def begin_compute(self, unit, slot):
+        if self.capturing():
+            self.tape.append(("compute", unit, slot))
         self._open = (unit, None if slot is None else slot.data_ptr(), self.clock["compute"])
         self._activations = self.device_buffer(self.activation_bytes) if self.activation_bytes else None
 
@@ -464,3 +503,142 @@ def test_a_recorded_step_goes_to_the_run_folder_beside_its_simulation(monkeypatc
     # Written to the run folder's profile, which the C++ reader accepts.
     steps, graphs, _, _, offload = lathe._native.check_profile(str(tmp_path / "lathe.profile.json"))
     assert offload == (segments, len(measured["h2d"]))
+
+
+class SimulatedStreamedGraphs:
+    """The CUDA-graph layer (_graphs.CudaGraphs) over a simulated device: a capture warms the step
+    up twice, synchronises and records the step's copies and computes on the device's tape (moving
+    nothing); a replay runs the tape alone, as a graph replays its nodes: its copies move bytes in the
+    order they were issued, and each unit computes on the slot the captured step gave it. The streamer
+    decides nothing in a replay (its hooks are bypassed), so a replay computes right only if the graph
+    holds every copy the step needs, the last step (eager or replayed) left the slots as the graph's
+    first unit expects them, and the graph leaves them so for the next."""
+
+    def __init__(self, device, streamer=None):
+        self.device, self.streamer = device, streamer
+        self.tapes = []
+
+    def capture(self, fn, args):
+        for _ in range(2):
+            fn(*args)
+        self.device.synchronize()
+        self.device.begin_capture()
+        try:
+            outputs = fn(*args)
+        finally:
+            tape = self.device.end_capture()
+        self.tapes.append(tape)
+        return (fn, args, outputs, tape), outputs
+
+    def replay(self, graph):
+        fn, args, outputs, tape = graph
+        streamer, entries = self.streamer, iter(tape)
+
+        def run_to_compute(position):
+            for entry in entries:
+                if entry[0] == "copy":
+                    entry[1].copy_(entry[2])
+                else:
+                    assert entry[1] == position, "the replay runs the units in another order than captured"
+                    return entry[2]
+            raise AssertionError(f"unit {position} computes in no captured step")
+
+        def before(position):
+            slot = run_to_compute(position)
+            if slot is not None:
+                unit = streamer.units[position]
+                _weights._point(unit.tensors, _weights._views(slot, unit.layout))
+
+        def after(position, output):
+            unit = streamer.units[position]
+            if unit.resident is None:
+                _weights._point(unit.tensors, unit.host_views)
+
+        def end():
+            for entry in entries:
+                assert entry[0] == "copy", "a unit computes after the last one"
+                entry[1].copy_(entry[2])
+
+        bypass = dict(_begin_step=lambda: None, _before=before, _after=after, _end_forward=end)
+        vars(streamer).update(bypass)
+        try:
+            fresh = fn(*args)
+        finally:
+            for name in bypass:
+                del vars(streamer)[name]
+        torch.utils._pytree.tree_map(lambda static, new: static.copy_(new), outputs, fresh)
+
+
+def graphed(spec, buckets=(4, 16), **device_options):
+    """A streamed Stack whose calls run through CUDA graphs (rows are the bucketed size)."""
+    reference, model, device, streamer = streamed(spec, **device_options)
+    graphs = SimulatedStreamedGraphs(device, streamer)
+    runner = _graphs.attach(model, model.forward, _graphs.CudaGraphSpec(buckets=buckets, dim=0),
+                                  graphs=graphs, weights=streamer)
+    return reference, model, device, streamer, graphs, runner
+
+
+@pytest.mark.parametrize("policy", ["optimal", "heuristic", "base"])
+@pytest.mark.parametrize("budget", [dict(resident=0.0), dict(resident=0.3)])
+def test_cuda_graphs_replay_the_streamed_step_with_its_copies(policy, budget):
+    # A slow link: the plans copy weights for the next step in this one, so the graphs hold those too.
+    reference, model, device, streamer, graphs, runner = graphed(
+        _options.OffloadSpec(policy=policy, **budget), bandwidth=UNIT_BYTES / 1.4e-3)
+    with torch.no_grad():
+        for rows in (3, 4, 2, 9, 16, 20, 3, 12, 1, 16, 4, 5):
+            x = torch.randn(rows, 8)
+            torch.testing.assert_close(model(x), reference(x), rtol=1e-5, atol=1e-6)
+    report = runner.report()
+    # Four steps settle the plan without a graph; 20 rows exceed every bucket.
+    assert (report["captures"], report["ungraphed_calls"], report["replays"]) == (2, 5, 7)
+    assert report["buckets"] == [4, 16] and streamer.unplanned_loads == 0
+    check_schedule(streamer, device)
+    for tape in graphs.tapes:
+        assert any(entry[0] == "copy" for entry in tape)
+    if any(p["trigger"] > p["deadline"] for p in streamer.plan["prefetches"]):
+        host = {u.host.data_ptr(): i for i, u in enumerate(streamer.units)}
+        for tape in graphs.tapes:  # a copy of a unit that does not compute after it: for the next replay
+            assert any(entry[0] == "copy" and not any(later[0] == "compute" and later[1] == host[entry[2].data_ptr()]
+                                                      for later in tape[at + 1:])
+                       for at, entry in enumerate(tape)), "no copy for the next step in the graph"
+
+
+def test_graphs_are_captured_again_when_the_streamer_makes_new_slots():
+    reference, model, device, streamer, graphs, runner = graphed(_options.OffloadSpec(resident=0.3),
+                                                                 bandwidth=UNIT_BYTES / 1.4e-3)
+    x = torch.randn(3, 8)
+    with torch.no_grad():
+        for _ in range(6):
+            model(x)
+    assert runner.report()["captures"] == 1
+    model(torch.randn(3, 8)).sum().backward()  # a training step: its own plan, its own slots
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(model(x), reference(x), rtol=1e-5, atol=1e-6)
+    report = runner.report()
+    assert report["invalidated"] == 1 and report["captures"] == 2
+    check_schedule(streamer, device)
+
+
+def test_a_step_captured_before_the_plan_settles_is_refused():
+    _, model, device, _ = streamed(_options.OffloadSpec(resident=0.3))
+    device.begin_capture()
+    with torch.no_grad(), pytest.raises(lathe.LatheError, match="before its plan is settled"):
+        model(torch.randn(3, 8))
+
+
+def test_lathe_compile_captures_the_streamed_step(monkeypatch):
+    device = SimulatedDevice([1.5e-3] * UNITS, UNIT_BYTES / 1.4e-3)
+    graphs = SimulatedStreamedGraphs(device)
+    monkeypatch.setattr(_weights, "default_device", lambda: device)
+    monkeypatch.setattr(lathe._graphs, "CudaGraphs", lambda: graphs)
+    model = Stack()
+    reference = copy.deepcopy(model)
+    lathe.compile(model, offload=dict(resident=0.3), cuda_graphs=dict(buckets=(8,), dim=0), hw="h200")
+    graphs.streamer = model._lathe_weights
+    with torch.no_grad():
+        for rows in (5, 8, 3, 6, 7, 2):
+            x = torch.randn(rows, 8)
+            torch.testing.assert_close(model(x), reference(x))
+    assert lathe.cuda_graphs_report(model)["captures"] == 1
+    assert lathe.offload_report(model)["unplanned_loads"] == 0

@@ -27,6 +27,8 @@ writes its run folder, with the recorded step beside its simulation, to $OUT/run
 BENCH_CARD_GB (32; 0 for no small-card row), BENCH_CARD_LAYERS (112), BENCH_GRAPH_SEQS (128,512,2048:
 the CUDA-graph rows, the stack resident at each length under eager, torch.compile, torch.compile
 reduce-overhead and lathe.compile(cuda_graphs=...) with those lengths as buckets; empty for none),
+BENCH_GRAPH_RESIDENT (0.3,0: the same lengths with weights streamed, lathe.compile(offload=...) with and
+without cuda_graphs=...),
 BENCH_MAGI_SEQS (1024,4096,16384: MagiCompiler's executor at each resident fraction under its
 COST_EFFECTIVE and HEURISTIC policies, after every lathe row; BENCH_MAGI=0, or no .device/magi, for none).
 
@@ -378,10 +380,13 @@ def small_card_rows(card_gb, layers, steps, h2d):
     return [row]
 
 
-def graph_rows(layers, seqs, steps):
+def graph_rows(layers, seqs, steps, residents, bandwidth):
     """CUDA graphs: the stack resident, batch 1, eager / torch.compile default / torch.compile
     reduce-overhead / lathe.compile(cuda_graphs=...) with one bucket per length, and lathe at a length
-    inside the smallest bucket (padded, no capture of its own)."""
+    inside the smallest bucket (padded, no capture of its own). Composed with weight offload, at each
+    resident fraction: lathe.compile(offload=...) without graphs and with cuda_graphs=... (the streamed
+    step captured, copies included), each against the floor max(the resident graphs' step, streamed
+    bytes / H2D); the graphed output checked bit for bit against the ungraphed streamed one."""
     torch.manual_seed(0)
     longest = max(seqs)
     master = Stack(layers=layers, seq=longest).to(torch.bfloat16).cuda()
@@ -395,25 +400,61 @@ def graph_rows(layers, seqs, steps):
                 ("torch.compile reduce-overhead", torch.compile(master, mode="reduce-overhead"))]
     lathe_model = lathe.compile(copy.deepcopy(master), hw="h200", cuda_graphs=dict(buckets=tuple(seqs)))
     variants.append(("lathe.compile cuda_graphs", lathe_model))
-    rows = []
+    streamed = {}
+    for resident in residents:
+        streamed[resident] = (
+            lathe.compile(copy.deepcopy(master), hw="h200", offload=dict(resident=resident)),
+            lathe.compile(copy.deepcopy(master), hw="h200", offload=dict(resident=resident),
+                          cuda_graphs=dict(buckets=tuple(seqs))))
+        variants += [(f"lathe.compile offload r={resident}", streamed[resident][0]),
+                     (f"lathe.compile cuda_graphs offload r={resident}", streamed[resident][1])]
+    rows, outs = [], {}
     for label, fn in variants:
-        lengths = list(seqs) + ([inside] if label.startswith("lathe") else [])
+        if "offload" in label:  # the streamer's first steps profile and record its plan (no graph yet)
+            with torch.no_grad():
+                for _ in range(6):
+                    fn(inputs[seqs[0]])
+        lengths = list(seqs) + ([inside] if label == "lathe.compile cuda_graphs" else [])
         for seq in lengths:
+            before = torch.cuda.memory_allocated()
             seconds, _, _, out = timed_steps(fn, inputs[seq], max(steps, 20))  # latency: each call synchronised
+            outs[(label, seq)] = out.clone()
             equal = bool(torch.allclose(out.float(), expected[seq].float(), rtol=2e-2, atol=2e-2))
             rows.append(dict(seq=seq, policy=f"graphs {label}", resident=1.0, step_ms=seconds * 1e3,
-                             floor_ms=float("nan"), ratio=float("nan"), peak_gb=float("nan"), equal=equal))
-            print(f"graphs {label:32s} seq {seq:5d}  {seconds * 1e3:8.3f} ms  close to eager {equal}", flush=True)
+                             floor_ms=float("nan"), ratio=float("nan"), peak_gb=float("nan"), equal=equal,
+                             allocated_gb=before / GB))
+            print(f"graphs {label:44s} seq {seq:5d}  {seconds * 1e3:8.3f} ms  close to eager {equal}", flush=True)
         release()
     report = lathe.cuda_graphs_report(lathe_model)
     print(f"lathe cuda graphs: {report}", flush=True)
-    by = {(r["policy"], r["seq"]): r["step_ms"] for r in rows}
+    by = {(r["policy"], r["seq"]): r for r in rows}
     for seq in seqs:
-        ratio = by[("graphs lathe.compile cuda_graphs", seq)] / by[("graphs torch.compile reduce-overhead", seq)]
+        ratio = by[("graphs lathe.compile cuda_graphs", seq)]["step_ms"] / \
+            by[("graphs torch.compile reduce-overhead", seq)]["step_ms"]
         print(f"seq {seq}: lathe / reduce-overhead {ratio:.3f}", flush=True)
     rows.append(dict(seq=0, policy="graphs lathe report", resident=1.0, step_ms=float("nan"), floor_ms=float("nan"),
                      ratio=float("nan"), peak_gb=float("nan"), equal=True, report=report))
-    del master, lathe_model, variants
+    for resident, (plain, graphed) in streamed.items():
+        offload = lathe.offload_report(graphed)
+        print(f"r={resident}: {lathe.cuda_graphs_report(graphed)}; plan {offload['policy']}, kept "
+              f"{offload['resident']}, predicted {offload['predicted_step_seconds'] * 1e3:.2f} ms, "
+              f"unplanned loads {offload['unplanned_loads']}", flush=True)
+        for seq in seqs:
+            floor = max(by[("graphs lathe.compile cuda_graphs", seq)]["step_ms"],
+                        offload["streamed_bytes"] / bandwidth * 1e3)
+            for label in (f"lathe.compile offload r={resident}", f"lathe.compile cuda_graphs offload r={resident}"):
+                row = by[(f"graphs {label}", seq)]
+                row.update(resident=resident, floor_ms=floor, ratio=row["step_ms"] / floor,
+                           equal_to_ungraphed=bool(torch.equal(outs[(label, seq)],
+                                                               outs[(f"lathe.compile offload r={resident}", seq)])))
+            graphed_row = by[(f"graphs lathe.compile cuda_graphs offload r={resident}", seq)]
+            print(f"seq {seq} r={resident}: floor {floor:.2f} ms, offload {by[(f'graphs lathe.compile offload r={resident}', seq)]['ratio']:.3f}x, "
+                  f"with graphs {graphed_row['ratio']:.3f}x, graphed output equals ungraphed "
+                  f"{graphed_row['equal_to_ungraphed']}", flush=True)
+        rows.append(dict(seq=0, policy=f"graphs lathe offload report r={resident}", resident=resident,
+                         step_ms=float("nan"), floor_ms=float("nan"), ratio=float("nan"), peak_gb=float("nan"),
+                         equal=True, report=lathe.cuda_graphs_report(graphed), offload=offload))
+    del master, lathe_model, variants, streamed
     release()
     return rows
 
@@ -478,7 +519,7 @@ def main():
                                   bandwidth, d2h))
     graph_seqs = env_list("BENCH_GRAPH_SEQS", "128,512,2048", int)
     if graph_seqs:
-        rows.extend(graph_rows(layers, graph_seqs, steps))
+        rows.extend(graph_rows(layers, graph_seqs, steps, env_list("BENCH_GRAPH_RESIDENT", "0.3,0", float), bandwidth))
     if card_gb:
         rows.extend(small_card_rows(card_gb, int(os.environ.get("BENCH_CARD_LAYERS", "112")), steps, bandwidth))
     magi_seqs = env_list("BENCH_MAGI_SEQS", "1024,4096,16384", int)

@@ -51,7 +51,8 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
     units=[names]); see offload_report.
     cuda_graphs: inference calls replayed from CUDA graphs of the whole compiled forward (fullgraph),
     one per size bucket: True or dict(buckets=(128, 512, 2048) (default: powers of two), dim=1,
-    max_graphs=8); see cuda_graphs_report.
+    max_graphs=8); see cuda_graphs_report. With offload, the streamed step is captured, its copies with
+    it.
     Unset options come from LATHE_*.
     """
     if obj is None:
@@ -94,19 +95,22 @@ def compile(obj: Any = None, *, memory: Memory = None, policy: Optional[str] = N
 def _compile_module(module: torch.nn.Module, settings: CompileOptions) -> torch.nn.Module:
     backend = LatheBackend(settings)
     object.__setattr__(module, _BACKEND_ATTR, backend)  # not a submodule, not in state_dict
-    if settings.cuda_graphs is not None:  # whole-graph capture: a graph break is an error naming its reason
-        compiled = torch.compile(module.forward, backend=backend, fullgraph=True, dynamic=settings.dynamic)
-        _graphs.attach(module, compiled, settings.cuda_graphs)
-        return module
     if settings.offload is None:
-        module.compile(backend=backend, dynamic=settings.dynamic)
+        if settings.cuda_graphs is not None:  # whole-graph capture: a graph break is an error naming its reason
+            compiled = torch.compile(module.forward, backend=backend, fullgraph=True, dynamic=settings.dynamic)
+            _graphs.attach(module, compiled, settings.cuda_graphs)
+        else:
+            module.compile(backend=backend, dynamic=settings.dynamic)
         return module
     # Streaming runs between the layer units (eager hooks), so each unit's forward is compiled on its
-    # own; the code around them runs eagerly.
+    # own; the code around them runs eagerly. With CUDA graphs the whole streamed step is captured,
+    # its copies with it.
     streamer = _weights.attach(module, settings.offload, resolve_hardware(settings.hw))
     streamer.on_timeline = backend.record_weight_offload
     for unit in streamer.units:
         unit.module.forward = torch.compile(unit.module.forward, backend=backend, dynamic=settings.dynamic)
+    if settings.cuda_graphs is not None:
+        _graphs.attach(module, module.forward, settings.cuda_graphs, weights=streamer)
     return module
 
 

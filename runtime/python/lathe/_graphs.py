@@ -17,6 +17,13 @@ What MagiCompiler's graph modes do, without their flaws (../shared/reference/mag
 - a call that records gradients runs the compiled forward without a graph (graphs here are for
   inference).
 
+With weight offload (`lathe.compile(model, offload=..., cuda_graphs=...)`) the graph holds the weight
+streamer's copies and waits as well: the step captured is the streamed forward, its copies on the copy
+stream forked from and joined back to the captured stream, so a replay streams the weights the plan
+streams. The streamer settles its plan first (its profiled and recorded steps run without a graph),
+fixes the slot each copy for the next step lands in so every step ends as each graph's replay begins
+(lathe._weights), and when it re-plans (new slots) the graphs are dropped and captured again.
+
 The graph layer (capture, replay) is an interface so the bucketing, padding, eviction and output
 ownership are tested without a GPU (tests/runtime/test_cuda_graphs.py).
 """
@@ -111,16 +118,25 @@ class _Captured:
 class GraphRunner:
     """A compiled forward run through CUDA graphs, one per bucket (module docstring)."""
 
-    def __init__(self, fn: Callable[..., Any], spec: CudaGraphSpec, graphs: Any = None) -> None:
+    def __init__(self, fn: Callable[..., Any], spec: CudaGraphSpec, graphs: Any = None, weights: Any = None) -> None:
         self.fn, self.spec = fn, spec
         self.graphs = graphs if graphs is not None else CudaGraphs()
+        self.weights = weights  # the weight streamer (lathe._weights) whose copies the graphs hold, or None
+        self._layout = None if weights is None else weights.layout  # its buffers the graphs read
         self._cache: collections.OrderedDict[tuple, _Captured] = collections.OrderedDict()
-        self.captures = self.replays = self.evictions = self.ungraphed_calls = 0
+        self.captures = self.replays = self.evictions = self.invalidated = self.ungraphed_calls = 0
 
     def __call__(self, *args: Any) -> Any:
         size = self._size(args)
         bucket = self.spec.bucket(size) if size is not None and not torch.is_grad_enabled() else None
-        if bucket is None:  # recording gradients, no dynamic size, or longer than every bucket
+        if bucket is not None and self.weights is not None:
+            if self.weights.layout != self._layout:  # the streamer re-planned: the graphs read freed slots
+                self.invalidated += len(self._cache)
+                self._cache.clear()
+                self._layout = self.weights.layout
+            if not self.weights.graphable():  # its plan not settled yet, or a switch from training to make
+                bucket = None
+        if bucket is None:  # recording gradients, no dynamic size, longer than every bucket, streamer unsettled
             self.ungraphed_calls += 1
             return self.fn(*args)
         key = self._key(args, size, bucket)
@@ -138,6 +154,8 @@ class GraphRunner:
             for static, given in zip(captured.inputs, args):
                 if isinstance(static, torch.Tensor):
                     self._fill(static, given, size)
+        if self.weights is not None:
+            self.weights.before_replay()
         self.graphs.replay(captured.graph)
         self.replays += 1
         return pytree.tree_map(lambda out: self._owned(out, bucket, size), captured.outputs)
@@ -190,14 +208,15 @@ class GraphRunner:
 
     def report(self) -> dict:
         return {"buckets": sorted(key[0] for key in self._cache), "captures": self.captures, "replays": self.replays,
-                "evictions": self.evictions, "ungraphed_calls": self.ungraphed_calls,
+                "evictions": self.evictions, "invalidated": self.invalidated, "ungraphed_calls": self.ungraphed_calls,
                 "max_graphs": self.spec.max_graphs}
 
 
 def attach(module: torch.nn.Module, compiled_forward: Callable[..., Any], spec: CudaGraphSpec,
-           graphs: Any = None) -> GraphRunner:
-    """Runs the module's calls through CUDA graphs of its compiled forward."""
-    runner = GraphRunner(compiled_forward, spec, graphs)
+           graphs: Any = None, weights: Any = None) -> GraphRunner:
+    """Runs the module's calls through CUDA graphs of its compiled forward (with the weight streamer's
+    copies when its weights are streamed)."""
+    runner = GraphRunner(compiled_forward, spec, graphs, weights)
     module.forward = runner
     object.__setattr__(module, _GRAPHS_ATTR, runner)
     return runner

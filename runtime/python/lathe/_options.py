@@ -152,9 +152,6 @@ class CompileOptions:
                 raise LatheError(
                     f"unknown option {key!r} (memory, policy, hw, plan, trace_dir, dynamic, rewrites, "
                     "activation_offload, offload, cuda_graphs, pipeline)")
-        if self.cuda_graphs is not None and self.offload is not None:
-            raise LatheError("cuda_graphs: not composed with offload yet (the copies would have to be captured "
-                             "in the graphs); use one or the other")
 
     @property
     def effective_policy(self) -> str:

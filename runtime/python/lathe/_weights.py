@@ -32,11 +32,19 @@ the process's memory fraction) less that, so streaming on a small card leaves th
 The fourth step of a kind is recorded (`timeline`: its segments and copies as CUDA events timed them,
 beside the plan's simulation of the same step) and handed to `on_timeline` (lathe.compile writes it
 to the run folder's lathe.profile.json, which `lathe profile` and the studio's Offload run dock read).
+
+CUDA graphs (`cuda_graphs=` beside `offload=`, lathe._graphs): an inference step may be captured once
+the plan has settled; the step's bounds wrap the model's forward, so a replay runs no streamer code.
+Inside a capture the copies fork from the captured stream at their triggers (a step's head event for
+those issued at its start) and join it at the step's end. The first captured step fixes the slot of
+each copy for the next step, and every step after issues those copies into those slots, so any step
+ends as every graph begins (docs/runtime.md, "CUDA graphs").
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import weakref
 from typing import Any, Optional, Sequence
 
@@ -98,8 +106,14 @@ class CudaDevice:
     def device_buffer(self, nbytes: int) -> torch.Tensor:
         return torch.empty(nbytes, dtype=torch.uint8, device=self.device)
 
+    def capturing(self) -> bool:
+        """Whether the compute stream is being captured into a CUDA graph (nothing runs now; the copies
+        and waits issued become the graph's)."""
+        return torch.cuda.is_current_stream_capturing()
+
     def event(self) -> Any:
-        return torch.cuda.Event(enable_timing=True)
+        # Inside a capture an event only orders streams (fork and join); a timing one is not needed there.
+        return torch.cuda.Event(enable_timing=not self.capturing())
 
     def record(self, stream: Any, event: Any) -> None:
         event.record(stream)
@@ -223,6 +237,8 @@ class _Step:
     begin: Any = None  # event on the compute stream as the step began (timed steps)
     ends: list = dataclasses.field(default_factory=list)  # per segment: event at its end (timed steps)
     copies_out: list = dataclasses.field(default_factory=list)  # (unit, start, done) (timeline step)
+    head: Any = None  # event on the compute stream as a captured step began: its copies' fork point
+    copy_forked: bool = False  # a copy was captured in the step: the copy stream joined its capture
 
 
 class WeightStreamer:
@@ -249,6 +265,7 @@ class WeightStreamer:
         order = list(range(len(self.units)))
         self._kinds = {INFERENCE: _Kind(order), TRAINING: _Kind(order + order[::-1])}
         self.unplanned_loads = 0
+        self.layout = 0  # changes whenever the GPU buffers the weights are read from do (_adopt)
         self._step: Optional[_Step] = None
         self._step_count = 0
         self.kind = INFERENCE
@@ -273,8 +290,18 @@ class WeightStreamer:
             for index, tensor in enumerate(unit.tensors):
                 if isinstance(tensor, torch.nn.Parameter) and tensor.requires_grad:
                     tensor.register_post_accumulate_grad_hook(gradient_hook(position, index))
-        model.register_forward_pre_hook(lambda _m, _a: self._begin_step())
-        model.register_forward_hook(lambda _m, _a, _o: self._end_forward())
+        # The step's bounds wrap the model's forward (not hooks around its call): a graph runner that
+        # replaces the forward with a replay of a captured step (_graphs.py) then runs none of this.
+        forward = model.forward
+
+        @functools.wraps(forward)
+        def streamed_forward(*args: Any, **kwargs: Any) -> Any:
+            self._begin_step()
+            output = forward(*args, **kwargs)
+            self._end_forward()
+            return output
+
+        model.forward = streamed_forward
 
     @property
     def unit_bytes(self) -> list[int]:
@@ -366,6 +393,13 @@ class WeightStreamer:
             self._by_trigger.setdefault(prefetch["trigger"], []).append(prefetch)
         self._deferred: list[_Request] = []  # copies waiting for a slot, in issue order
         self._wrapped_issued = False
+        # CUDA graphs (module docstring): the slot of each copy a step issues for the next, fixed by the
+        # first captured step, so every step ends as each graph's replay begins; the copies for the
+        # next step outside it, issued at the next step's start; whether the last step was captured.
+        self._boundary: Optional[dict[int, int]] = None
+        self._held: list[_Request] = []
+        self._last_step_graphed = False  # captured, or replayed since: its events mean nothing now
+        self.layout += 1  # slots and resident buffers made anew: graphs of earlier steps read freed memory
         # Runs of uses as the planner makes them (passes/offload.cpp, loadsFor): a run goes on while the
         # next segment that reads streamed weights reads the same unit.
         segments = state.segments
@@ -389,11 +423,36 @@ class WeightStreamer:
 
     # -- steps ---------------------------------------------------------------------------------------------
 
+    def graphable(self, kind: str = INFERENCE) -> bool:
+        """Whether a step of `kind` may be captured into a CUDA graph now: an inference step, its plan
+        settled (profiled, its step recorded: both synchronise, which a capture cannot), and no step of
+        another kind to switch from (a switch makes new slots)."""
+        return (kind == INFERENCE and self.kind == INFERENCE and self._kinds[INFERENCE].steps >= _TIMELINE_STEP
+                and (self._step is None or self._step.ended))
+
+    def before_replay(self) -> None:
+        """A graph of a captured step is about to replay. It begins with the loads the last step issued for
+        the next in place: after an eager step, the compute stream waits for them (a replay is ordered
+        against its own stream only). After it, the next eager step orders itself after the replay."""
+        if not self._last_step_graphed:
+            for load in self._next_loads.values():
+                if load.loaded is not None:
+                    self.device.wait(self.device.compute, load.loaded)
+        self._last_step_graphed = True
+
+    def _step_kind(self) -> str:
+        training = torch.is_grad_enabled() and any(t.requires_grad for u in self.units for t in u.tensors)
+        return TRAINING if training else INFERENCE
+
     def _begin_step(self) -> None:
+        kind = self._step_kind()
+        capturing = self.device.capturing()
+        if capturing and not self.graphable(kind):
+            raise LatheError("offload: a step of a streamed model is being captured into a CUDA graph before its "
+                             "plan is settled (the first four inference steps profile and record it) or while "
+                             "it trains; run those steps first, and capture inference only")
         if self._step is not None and not self._step.ended:
             self._abandon_step()
-        training = torch.is_grad_enabled() and any(t.requires_grad for u in self.units for t in u.tensors)
-        kind = TRAINING if training else INFERENCE
         if kind != self.kind:
             self._adopt(kind)
         state = self._kinds[kind]
@@ -402,6 +461,8 @@ class WeightStreamer:
         step = _Step(self._step_count, kind, [None] * len(state.segments))
         step.ends = [None] * len(state.segments)
         self._step = step
+        if capturing or self._last_step_graphed:
+            self._after_graph_boundary(step, capturing)
         if state.steps == _TIMELINE_STEP:
             step.begin = self.device.event()
             self.device.record(self.device.compute, step.begin)
@@ -411,6 +472,7 @@ class WeightStreamer:
             step.allocated_before = self.device.allocated_bytes()
             self.device.reset_peak()
         self._loads, self._next_loads = self._next_loads, {}
+        self._deferred, self._held = self._held + self._deferred, []
         for request in self._deferred:  # copies for this step now
             request.next_step = False
         self._forward_slot = {}
@@ -427,6 +489,26 @@ class WeightStreamer:
                 if prefetch["trigger"] > prefetch["deadline"] and prefetch["deadline"] not in self._loads:
                     self._request(_Request(prefetch["unit"], prefetch["deadline"], None, False))
         self._wrapped_issued = True
+        self._drain()  # copies for this step that waited for a slot: slots the last step used are free now
+
+    def _after_graph_boundary(self, step: _Step, capturing: bool) -> None:
+        """The step follows a captured one, or is captured itself. What earlier steps left in flight is
+        ordered by one event on the compute stream, recorded now: after a capture, its graph's replays
+        ran before this step in that stream's order (each ends with its copies joined); inside a capture
+        nothing runs, and what earlier steps issued had ended when the capture began (it synchronises
+        first), so their loads are in place and their slots free. Events recorded inside a capture mean
+        nothing outside it, and one recorded outside cannot be waited on inside."""
+        mark = self.device.event()
+        self.device.record(self.device.compute, mark)
+        step.head = mark if capturing else None
+        landed = None if capturing else mark
+        self._slot_free = [landed] * len(self._slots)
+        for load in self._next_loads.values():
+            load.loaded = landed
+        for request in self._held + self._deferred:
+            request.trigger = mark
+        if capturing and self._boundary is None:  # every step from now on ends as this one begins
+            self._boundary = {deadline: load.slot for deadline, load in self._next_loads.items()}
 
     def _profiling(self) -> bool:
         step = self._step
@@ -448,6 +530,17 @@ class WeightStreamer:
 
     def _end_step(self) -> None:
         step = self._step
+        self._last_step_graphed = self.device.capturing()
+        if self._last_step_graphed:
+            # The graph ends with its copies joined to the compute stream (a capture must), so each
+            # replay leaves the next step's loads in place.
+            if self._deferred:
+                raise LatheError("offload: a captured step ended with copies still waiting for a slot; its graph "
+                                 "would not leave the next step's weights in place")
+            if step.copy_forked:
+                joined = self.device.event()
+                self.device.record(self.device.copy_stream, joined)
+                self.device.wait(self.device.compute, joined)
         if self._profiling() or self._recording():
             end = self.device.event()
             self.device.record(self.device.compute, end)
@@ -470,7 +563,7 @@ class WeightStreamer:
                 self._slot_free[slot] = load.loaded
                 self._slot_load[slot] = None
         self._active.clear()
-        self._loads, self._next_loads, self._deferred = {}, {}, []
+        self._loads, self._next_loads, self._deferred, self._held = {}, {}, [], []
         self._wrapped_issued = False
         for unit in self.units:
             if unit.resident is None:
@@ -488,13 +581,21 @@ class WeightStreamer:
         if not request.next_step and request.deadline >= n and request.unit in self._forward_slot:
             slot = self._forward_slot[request.unit]
             return slot if self._slot_load[slot] is None else None
+        if request.next_step and self._boundary is not None:  # the slot every graph's replay reads it from
+            slot = self._boundary[request.deadline]
+            return slot if self._slot_load[slot] is None else None
         reserved = {self._forward_slot[u] for u in self._backward_copies if u in self._forward_slot} \
             if request.next_step else set()
         free = [s for s in range(len(self._slots)) if self._slot_load[s] is None and s not in reserved]
         return min(free, key=lambda s: self._slot_released[s]) if free else None
 
     def _request(self, request: _Request) -> None:
-        """Issues a copy now, or after the copies already waiting when its slot is still in use."""
+        """Issues a copy now, or after the copies already waiting when its slot is still in use. Once a
+        step was captured, a copy for the next step that the captured step found not issued waits for
+        the next step's start, where the graph issues it."""
+        if request.next_step and self._boundary is not None and request.deadline not in self._boundary:
+            self._held.append(request)
+            return
         if self._deferred or not self._try_issue(request):
             self._deferred.append(request)
 
@@ -511,8 +612,13 @@ class WeightStreamer:
 
     def _copy(self, request: _Request, slot: int) -> None:
         copy = self.device.copy_stream
-        if request.trigger is not None:
-            self.device.wait(copy, request.trigger)
+        trigger = request.trigger
+        if self.device.capturing():
+            self._step.copy_forked = True
+            if trigger is None:  # the copy stream joins a capture through an event of the captured stream
+                trigger = self._step.head
+        if trigger is not None:
+            self.device.wait(copy, trigger)
         if self._slot_free[slot] is not None:
             self.device.wait(copy, self._slot_free[slot])
         load = _Load(request.unit, slot, request.deadline, request.next_step, loaded=self.device.event())
@@ -568,7 +674,7 @@ class WeightStreamer:
             load = self._loads.get(first)
             if load is None:
                 load = self._load_unforeseen(position, first)
-            if first == seg:
+            if first == seg and load.loaded is not None:  # None: in place before a captured step began
                 self.device.wait(self.device.compute, load.loaded)
                 self._active.add(load.slot)
                 if seg < len(self.units):
