@@ -61,7 +61,9 @@ class SimulatedDevice:
     the capture cannot be waited on inside it nor one recorded inside waited on outside, a stream joins
     the capture only by waiting on an event of a captured stream, and every stream that joined must be
     joined back (its last operation waited on by the captured stream) before the capture ends. The
-    clocks run through a capture as through one replay of its graph."""
+    clocks run through a capture as through one execution of its graph; a replay takes as long on
+    the compute stream, may begin only once no copy into a slot it uses is in flight, and no copy into
+    such a slot may begin while it runs."""
 
     device = torch.device("cpu")
 
@@ -78,18 +80,30 @@ class SimulatedDevice:
         self.tape = None  # while capturing: ("copy", destination, source) and ("compute", unit, slot or None)
         self._ops = {"compute": 0, "copy": 0, "copy_out": 0}
         self._forked, self._joined = set(), {}
+        self.replays = []  # (start, end, addresses of the slots the graph uses)
 
     def capturing(self):
         return self.tape is not None
 
     def begin_capture(self):
         self.tape, self._forked, self._joined = [], {"compute"}, {}
+        self._capture_start = self.clock["compute"]
 
     def end_capture(self):
+        """The graph: its tape and how long it runs on the compute stream."""
         tape, self.tape = self.tape, None
         for stream in self._forked - {"compute"}:
             assert self._joined.get(stream, -1) >= self._ops[stream], f"the {stream} stream is not joined back"
-        return tape
+        return tape, self.clock["compute"] - self._capture_start
+
+    def replay(self, tape, seconds):
+        slots = {entry[1].data_ptr() for entry in tape if entry[0] == "copy"} | \
+            {entry[2].data_ptr() for entry in tape if entry[0] == "compute" and entry[2] is not None}
+        start = self.clock["compute"]
+        for destination, _, _, end in self.copies:
+            assert destination not in slots or end <= start, "a replay began while a copy into its slots was in flight"
+        self.clock["compute"] = start + seconds
+        self.replays.append((start, start + seconds, slots))
 
     def host_buffer(self, nbytes):
         return torch.empty(nbytes, dtype=torch.uint8)
@@ -131,6 +145,9 @@ class SimulatedDevice:
         else:
             destination.copy_(source)
         start = self.clock["copy"]
+        if not self.capturing():
+            for _, end, slots in self.replays:
+                assert destination.data_ptr() not in slots or start >= end, "a copy into a slot a replay still uses"
         self.clock["copy"] += source.numel() / self.bandwidth
         self.copies.append((destination.data_ptr(), source.data_ptr(), start, self.clock["copy"]))
 
@@ -526,12 +543,13 @@ class SimulatedStreamedGraphs:
         try:
             outputs = fn(*args)
         finally:
-            tape = self.device.end_capture()
+            tape, seconds = self.device.end_capture()
         self.tapes.append(tape)
-        return (fn, args, outputs, tape), outputs
+        return (fn, args, outputs, tape, seconds), outputs
 
     def replay(self, graph):
-        fn, args, outputs, tape = graph
+        fn, args, outputs, tape, seconds = graph
+        self.device.replay(tape, seconds)
         streamer, entries = self.streamer, iter(tape)
 
         def run_to_compute(position):
@@ -580,18 +598,27 @@ def graphed(spec, buckets=(4, 16), **device_options):
 
 @pytest.mark.parametrize("policy", ["optimal", "heuristic", "base"])
 @pytest.mark.parametrize("budget", [dict(resident=0.0), dict(resident=0.3)])
-def test_cuda_graphs_replay_the_streamed_step_with_its_copies(policy, budget):
-    # A slow link: the plans copy weights for the next step in this one, so the graphs hold those too.
+@pytest.mark.parametrize("copy_seconds", [1.4e-3, 3e-3])
+def test_cuda_graphs_replay_the_streamed_step_with_its_copies(policy, budget, copy_seconds):
+    # Slow links (a unit computes for 1.5 ms): the plans copy weights for the next step in this one, so
+    # the graphs hold those too; at 3 ms a copy, an eager step ends with copies still in flight.
     reference, model, device, streamer, graphs, runner = graphed(
-        _options.OffloadSpec(policy=policy, **budget), bandwidth=UNIT_BYTES / 1.4e-3)
+        _options.OffloadSpec(policy=policy, **budget), bandwidth=UNIT_BYTES / copy_seconds)
     with torch.no_grad():
-        for rows in (3, 4, 2, 9, 16, 20, 3, 12, 1, 16, 4, 5):
+        # Replays after captures, after eager steps (20 rows exceed every bucket) and after each other;
+        # the last step the streamer ran is a capture.
+        for rows in (3, 4, 2, 9, 16, 20, 12, 16, 20, 1, 3):
             x = torch.randn(rows, 8)
             torch.testing.assert_close(model(x), reference(x), rtol=1e-5, atol=1e-6)
     report = runner.report()
-    # Four steps settle the plan without a graph; 20 rows exceed every bucket.
-    assert (report["captures"], report["ungraphed_calls"], report["replays"]) == (2, 5, 7)
+    # Four steps settle the plan without a graph.
+    assert (report["captures"], report["ungraphed_calls"], report["replays"]) == (2, 6, 5)
     assert report["buckets"] == [4, 16] and streamer.unplanned_loads == 0
+    with torch.no_grad():  # after a replay, units called out of the plan's order load on demand
+        y, expected = model.embed(x), reference.embed(x)
+        for i in (3, 0, 5):
+            y, expected = model.layers[i](y), reference.layers[i](expected)
+    torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-6)
     check_schedule(streamer, device)
     for tape in graphs.tapes:
         assert any(entry[0] == "copy" for entry in tape)

@@ -491,8 +491,9 @@ class WeightStreamer:
         self._wrapped_issued = True
         self._drain()  # copies for this step that waited for a slot: slots the last step used are free now
 
-    def _after_graph_boundary(self, step: _Step, capturing: bool) -> None:
-        """The step follows a captured one, or is captured itself. What earlier steps left in flight is
+    def _after_graph_boundary(self, step: Optional[_Step], capturing: bool) -> None:
+        """The step follows a captured one, or is captured itself (or, with no step, a unit is called on
+        its own after a captured step). What earlier steps left in flight is
         ordered by one event on the compute stream, recorded now: after a capture, its graph's replays
         ran before this step in that stream's order (each ends with its copies joined); inside a capture
         nothing runs, and what earlier steps issued had ended when the capture began (it synchronises
@@ -500,7 +501,8 @@ class WeightStreamer:
         nothing outside it, and one recorded outside cannot be waited on inside."""
         mark = self.device.event()
         self.device.record(self.device.compute, mark)
-        step.head = mark if capturing else None
+        if step is not None:
+            step.head = mark if capturing else None
         landed = None if capturing else mark
         self._slot_free = [landed] * len(self._slots)
         for load in self._next_loads.values():
@@ -509,6 +511,7 @@ class WeightStreamer:
             request.trigger = mark
         if capturing and self._boundary is None:  # every step from now on ends as this one begins
             self._boundary = {deadline: load.slot for deadline, load in self._next_loads.items()}
+        self._last_step_graphed = False
 
     def _profiling(self) -> bool:
         step = self._step
@@ -714,6 +717,8 @@ class WeightStreamer:
         step = self._step
         if (step is None or step.ended) and self.kind != INFERENCE:  # a unit called on its own, after a step
             self._adopt(INFERENCE)
+        elif (step is None or step.ended) and self._last_step_graphed:
+            self._after_graph_boundary(None, False)
         self._begin_segment(position)
 
     def _after(self, position: int, output: Any) -> None:
