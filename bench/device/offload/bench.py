@@ -416,7 +416,7 @@ def graph_rows(layers, seqs, steps, residents, bandwidth):
                     fn(inputs[seqs[0]])
         lengths = list(seqs) + ([inside] if label == "lathe.compile cuda_graphs" else [])
         for seq in lengths:
-            before = torch.cuda.memory_allocated()
+            before = torch.cuda.memory_allocated()  # allocated_gb: what every variant built so far holds
             seconds, _, _, out = timed_steps(fn, inputs[seq], max(steps, 20))  # latency: each call synchronised
             outs[(label, seq)] = out.clone()
             equal = bool(torch.allclose(out.float(), expected[seq].float(), rtol=2e-2, atol=2e-2))

@@ -492,13 +492,13 @@ class WeightStreamer:
         self._drain()  # copies for this step that waited for a slot: slots the last step used are free now
 
     def _after_graph_boundary(self, step: Optional[_Step], capturing: bool) -> None:
-        """The step follows a captured one, or is captured itself (or, with no step, a unit is called on
-        its own after a captured step). What earlier steps left in flight is
-        ordered by one event on the compute stream, recorded now: after a capture, its graph's replays
-        ran before this step in that stream's order (each ends with its copies joined); inside a capture
-        nothing runs, and what earlier steps issued had ended when the capture began (it synchronises
-        first), so their loads are in place and their slots free. Events recorded inside a capture mean
-        nothing outside it, and one recorded outside cannot be waited on inside."""
+        """The step follows a captured one, or is captured itself (with no step: a unit called on its own
+        after a captured step). What earlier steps left in flight is ordered by one event on the compute
+        stream, recorded now: after a capture, its graph's replays ran before this step in that stream's
+        order (each ends with its copies joined); inside a capture nothing runs, and what earlier steps
+        issued had ended when the capture began (it synchronises first), so their loads are in place and
+        their slots free. Events recorded inside a capture mean nothing outside it, and one recorded
+        outside cannot be waited on inside."""
         mark = self.device.event()
         self.device.record(self.device.compute, mark)
         if step is not None:
@@ -677,8 +677,9 @@ class WeightStreamer:
             load = self._loads.get(first)
             if load is None:
                 load = self._load_unforeseen(position, first)
-            if first == seg and load.loaded is not None:  # None: in place before a captured step began
-                self.device.wait(self.device.compute, load.loaded)
+            if first == seg:
+                if load.loaded is not None:  # None: in place before a captured step began
+                    self.device.wait(self.device.compute, load.loaded)
                 self._active.add(load.slot)
                 if seg < len(self.units):
                     self._forward_slot[position] = load.slot
