@@ -380,19 +380,28 @@ def small_card_rows(card_gb, layers, steps, h2d):
     return [row]
 
 
+def relative_error(out, reference):
+    """Largest difference from the reference over the reference's largest magnitude."""
+    reference = reference.float()
+    return float((out.float() - reference).abs().max() / reference.abs().max())
+
+
 def graph_rows(layers, seqs, steps, residents, bandwidth):
     """CUDA graphs: the stack resident, batch 1, eager / torch.compile default / torch.compile
     reduce-overhead / lathe.compile(cuda_graphs=...) with one bucket per length, and lathe at a length
     inside the smallest bucket (padded, no capture of its own). Composed with weight offload, at each
     resident fraction: lathe.compile(offload=...) without graphs and with cuda_graphs=... (the streamed
     step captured, copies included), each against the floor max(the resident graphs' step, streamed
-    bytes / H2D); the graphed output checked bit for bit against the ungraphed streamed one."""
+    bytes / H2D); the graphed output checked bit for bit against the ungraphed streamed one, then in
+    calls that mix replays with steps longer than every bucket (run without a graph)."""
     torch.manual_seed(0)
     longest = max(seqs)
-    master = Stack(layers=layers, seq=longest).to(torch.bfloat16).cuda()
+    beyond = longest + longest // 2  # longer than every bucket: runs without a graph
+    master = Stack(layers=layers, seq=beyond).to(torch.bfloat16).cuda()
     inputs = {seq: torch.randn(1, seq, 4096, dtype=torch.bfloat16, device="cuda") for seq in seqs}
     inside = seqs[0] - seqs[0] // 4
     inputs[inside] = torch.randn(1, inside, 4096, dtype=torch.bfloat16, device="cuda")
+    inputs[beyond] = torch.randn(1, beyond, 4096, dtype=torch.bfloat16, device="cuda")
 
     with torch.no_grad():
         expected = {seq: master(x).clone() for seq, x in inputs.items()}
@@ -422,12 +431,18 @@ def graph_rows(layers, seqs, steps, residents, bandwidth):
             equal = bool(torch.allclose(out.float(), expected[seq].float(), rtol=2e-2, atol=2e-2))
             rows.append(dict(seq=seq, policy=f"graphs {label}", resident=1.0, step_ms=seconds * 1e3,
                              floor_ms=float("nan"), ratio=float("nan"), peak_gb=float("nan"), equal=equal,
-                             allocated_gb=before / GB))
-            print(f"graphs {label:44s} seq {seq:5d}  {seconds * 1e3:8.3f} ms  close to eager {equal}", flush=True)
+                             allocated_gb=before / GB, error_vs_eager=relative_error(out, expected[seq])))
+            print(f"graphs {label:44s} seq {seq:5d}  {seconds * 1e3:8.3f} ms  close to eager {equal}  "
+                  f"max error / max |eager| {rows[-1]['error_vs_eager']:.2e}", flush=True)
         release()
     report = lathe.cuda_graphs_report(lathe_model)
     print(f"lathe cuda graphs: {report}", flush=True)
     by = {(r["policy"], r["seq"]): r for r in rows}
+    for seq in seqs:  # lathe's graphs against torch.compile's output (both compiled: no eager rounding)
+        error = relative_error(outs[("lathe.compile cuda_graphs", seq)], outs[("torch.compile", seq)])
+        by[("graphs lathe.compile cuda_graphs", seq)]["error_vs_torch_compile"] = error
+        print(f"seq {seq}: lathe cuda_graphs against torch.compile, max error / max |torch.compile| {error:.2e}",
+              flush=True)
     for seq in seqs:
         ratio = by[("graphs lathe.compile cuda_graphs", seq)]["step_ms"] / \
             by[("graphs torch.compile reduce-overhead", seq)]["step_ms"]
@@ -451,9 +466,21 @@ def graph_rows(layers, seqs, steps, residents, bandwidth):
             print(f"seq {seq} r={resident}: floor {floor:.2f} ms, offload {by[(f'graphs lathe.compile offload r={resident}', seq)]['ratio']:.3f}x, "
                   f"with graphs {graphed_row['ratio']:.3f}x, graphed output equals ungraphed "
                   f"{graphed_row['equal_to_ungraphed']}", flush=True)
+        # Replays after eager steps and eager steps after replays, in the order a server might call:
+        # each output against the same model's without graphs (the padded length within bf16 tolerance).
+        order = [seqs[0], beyond, seqs[-1], seqs[0], beyond, beyond, inside] + list(seqs)
+        mixed = []
+        with torch.no_grad():
+            for seq in order:
+                out, plain_out = graphed(inputs[seq]), plain(inputs[seq])
+                mixed.append(bool(torch.equal(out, plain_out)) if seq != inside else
+                             bool(torch.allclose(out.float(), plain_out.float(), rtol=2e-2, atol=2e-2)))
+        print(f"r={resident}: mixed calls {order}: output as without graphs {mixed}; "
+              f"{lathe.cuda_graphs_report(graphed)}", flush=True)
         rows.append(dict(seq=0, policy=f"graphs lathe offload report r={resident}", resident=resident,
                          step_ms=float("nan"), floor_ms=float("nan"), ratio=float("nan"), peak_gb=float("nan"),
-                         equal=True, report=lathe.cuda_graphs_report(graphed), offload=offload))
+                         equal=all(mixed), mixed_order=order, mixed_equal=mixed,
+                         report=lathe.cuda_graphs_report(graphed), offload=offload))
     del master, lathe_model, variants, streamed
     release()
     return rows
