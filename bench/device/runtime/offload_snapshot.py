@@ -5,6 +5,9 @@ bench.py measures it) beside the planner's prediction, then the snapshot's analy
 snapshot to $OUT (`lathe memory` and the studio open them).
     device run: BENCH_SCRIPT=offload_snapshot.py BENCH_POLICY=budget BENCH_MEMORY=4.5GiB \
                 bash bench/device/runtime/run.sh   (carry .device/deps)
+BENCH_OFFLOAD (0,1: the variants, without and with activation offload); BENCH_TRACE_DIR (unset: none)
+writes each variant's run folder there (its TORCH_TRACE log and plan bundle, which
+planned_vs_snapshot.py sets beside the snapshot).
 The analysis alone, of snapshots kept (no GPU, no torch):
     python3 bench/device/runtime/offload_snapshot.py --analyze SNAPSHOT.pickle [...]
 For each: the host time the trace spans; the peak as max_memory_allocated counts it (a block ends at
@@ -118,13 +121,17 @@ def main():
     policy = os.environ.get("BENCH_POLICY", "budget")
     memory = os.environ.get("BENCH_MEMORY") or None
     out_dir = os.environ.get("OUT", "/tmp")
+    trace_root = os.environ.get("BENCH_TRACE_DIR")
+    variants = [v == "1" for v in os.environ.get("BENCH_OFFLOAD", "0,1").split(",") if v]
     torch.manual_seed(0)
     model = Stack().cuda().to(torch.bfloat16)
     x = torch.randn(2, 4096, 4096, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    for offload in (False, True):
+    for offload in variants:
         torch._dynamo.reset()
         torch.cuda.empty_cache()
-        fn = lathe.compile(lambda inp: model(inp), policy=policy, memory=memory, activation_offload=offload)
+        trace_dir = os.path.join(trace_root, "offload" if offload else "resident") if trace_root else None
+        fn = lathe.compile(lambda inp: model(inp), policy=policy, memory=memory, activation_offload=offload,
+                           trace_dir=trace_dir)
         step(fn, model, x)  # compiles
         before = settle(fn, model, x)
         torch.cuda.memory._record_memory_history(max_entries=200000, stacks="python")
