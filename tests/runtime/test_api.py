@@ -101,6 +101,17 @@ def test_impossible_budget_is_refused_and_nothing_runs_half_planned():
     assert all(p.grad is None for p in model.parameters())
 
 
+def test_each_run_folder_of_a_process_gets_the_trace_of_its_compiles(tmp_path):
+    # torch's trace log is one per process: a later run folder takes it over from an earlier one.
+    for name in ("first", "second"):
+        _, model = fresh_pair()
+        lathe.compile(model, policy="heuristic", trace_dir=str(tmp_path / name))
+        run_step(model)
+    for name in ("first", "second"):
+        logs = glob.glob(str(tmp_path / name / "*.log"))
+        assert len(logs) == 1 and "lathe_joint_graph" in open(logs[0]).read(), name
+
+
 def test_run_folder_plans_apply_back_and_another_graphs_plan_is_refused(tmp_path):
     reference, model = fresh_pair()
     lathe.compile(model, policy="heuristic", trace_dir=str(tmp_path))
