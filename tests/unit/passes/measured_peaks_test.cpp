@@ -78,17 +78,28 @@ INSTANTIATE_TEST_SUITE_P(Captures, MeasuredPeaks, ::testing::ValuesIn(kMeasured)
                          });
 
 // One step of bench.py's four Llama-3-8B-dims layers (B2 x T4096, bf16) run on an H100 under
-// lathe.compile(memory="4.5GiB"): its TORCH_TRACE log and plan bundle, and the bytes allocated above
-// the step's "before" when each of cuDNN's attention backwards allocated its workspace, from the
-// step's memory snapshot (bench/device/runtime/planned_vs_snapshot.py prints both). The planner,
-// planning the same saved set on the same joint graph, holds what the GPU held there, within 5%.
+// lathe.compile(memory=...): its TORCH_TRACE log and plan bundle, and the bytes allocated above the
+// step's "before" when each of cuDNN's attention backwards allocated its workspace, from the step's
+// memory snapshot (bench/device/runtime/planned_vs_snapshot.py prints both). The planner, planning
+// the same saved set on the same joint graph, holds what the GPU held there, within 5%.
 // Each layer's FFN backward kernel writes its three outputs into fresh buffers (no input is taken
 // over: each is read by two of them), after the matmul that makes the activation's gradient, and
 // Inductor holds the dead ones for the next layer's FFN only where its own peak estimate (without
 // the weights and tangents) allows it: handing a buffer over put the first two attention
 // backwards 12-19% under; the kernel order with the weights in the estimate, up to 15% over.
-TEST(MeasuredPeaks, PlannedAtEachAttentionBackwardIsWhatTheH100Held) {
-  const std::string results = LATHE_SOURCE_DIR "/bench/device/runtime/results/h100-2026-12-06-run-budget-4.5GiB.";
+// At 4.7GiB the first is 4.3% under: Inductor fused two layers' RoPE kernels, which the planner's
+// kernels do not (docs/benchmarks.md, "memory=4.7GiB in a run of its own").
+struct MeasuredRun {
+  const char* name;
+  const char* run;                  // bench/device/runtime/results/<run>.{log,plan.json}.gz
+  double attentionBackwardsMiB[4];  // in the backward's order
+};
+
+class MeasuredAttentionBackwards : public ::testing::TestWithParam<MeasuredRun> {};
+
+TEST_P(MeasuredAttentionBackwards, PlannedAtEachIsWhatTheH100Held) {
+  const MeasuredRun& m = GetParam();
+  const std::string results = std::string(LATHE_SOURCE_DIR "/bench/device/runtime/results/") + m.run + ".";
   const io::Artifact artifact = io::loadArtifact(results + "log.gz");
   const PlanTarget target(artifact, "0/0:lathe_joint_graph", hw::resolveHwProfile("h100"));
   const PassContext context = target.context();
@@ -98,17 +109,25 @@ TEST(MeasuredPeaks, PlannedAtEachAttentionBackwardIsWhatTheH100Held) {
   const auto& atStart = step.timeline.live.front();
   const uint64_t before = atStart[static_cast<size_t>(analysis::MemoryCategory::Weights)] +
                           atStart[static_cast<size_t>(analysis::MemoryCategory::Inputs)];
-  constexpr double kMeasuredMiB[] = {3133.2, 3196.2, 3099.1, 2410.1};  // in the backward's order
   size_t seen = 0;
   for (size_t i = step.schedule.backwardStart; i < step.schedule.nodes.size(); ++i) {
     if (!context.graph.name(step.schedule.nodes[i]).starts_with("_scaled_dot_product_cudnn_attention_backward")) continue;
-    ASSERT_LT(seen, std::size(kMeasuredMiB));
+    ASSERT_LT(seen, std::size(m.attentionBackwardsMiB));
     const double plannedMiB = static_cast<double>(step.timeline.total[i] - before) / (1u << 20);
-    EXPECT_NEAR(plannedMiB / kMeasuredMiB[seen], 1.0, 0.05) << "attention backward " << seen << ": planned " << plannedMiB << " MiB";
+    EXPECT_NEAR(plannedMiB / m.attentionBackwardsMiB[seen], 1.0, 0.05)
+        << m.run << ", attention backward " << seen << ": planned " << plannedMiB << " MiB";
     ++seen;
   }
-  EXPECT_EQ(seen, std::size(kMeasuredMiB));
+  EXPECT_EQ(seen, std::size(m.attentionBackwardsMiB));
 }
+
+constexpr MeasuredRun kMeasuredRuns[] = {
+    {"Memory4_5GiB", "h100-2026-12-06-run-budget-4.5GiB", {3133.2, 3196.2, 3099.1, 2410.1}},
+    {"Memory4_7GiB", "h100-2026-12-07-run-budget-4.7GiB", {3162.2, 3066.2, 3050.1, 2394.1}},
+};
+
+INSTANTIATE_TEST_SUITE_P(Budgets, MeasuredAttentionBackwards, ::testing::ValuesIn(kMeasuredRuns),
+                         [](const ::testing::TestParamInfo<MeasuredRun>& param) { return std::string(param.param.name); });
 
 // The heuristic's plan for the same joint graph, against the peak the same H100 measured for it
 // (results/h100-2026-12-06-kernel-order.jsonl: 3.793 GiB above the step's "before"). Fusing the
