@@ -99,12 +99,13 @@ void applyOffload(const ir::Graph& graph, const plan::PlanState& state, const an
 PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state) {
   PlannedStep planned;
   const analysis::JointInfo& joint = context.joint();
+  const analysis::StorageFacts facts = analysis::storageFacts(context.graph);  // for the schedule and the timeline
   analysis::StepPartition partition;
   if (joint.joint) {
     const plan::RecomputeDecision decision =
         state.recompute ? *state.recompute : torchPolicy(context.graph, joint, context.inputs, context.inductorJointPasses);
     partition = analysis::partitionJoint(context.graph, joint, decision.saved);
-    planned.schedule = analysis::trainingSchedule(context.graph, partition);
+    planned.schedule = analysis::trainingSchedule(context.graph, partition, &facts);
   } else {
     planned.schedule = analysis::programSchedule(context.graph);
   }
@@ -112,7 +113,7 @@ PlannedStep plannedStep(const PassContext& context, const plan::PlanState& state
   std::vector<analysis::OffGpuInterval> offGpu;
   if (joint.joint && state.activationOffload) offGpu = offGpuIntervals(*state.activationOffload);
   planned.timeline = analysis::memoryTimeline(context.graph, context.inputs, planned.schedule, joint.joint ? &joint : nullptr,
-                                              joint.joint ? &partition : nullptr, {.offGpu = offGpu});
+                                              joint.joint ? &partition : nullptr, {.facts = &facts, .offGpu = offGpu});
   // Priced as the recompute pass prices a step (step_time.h).
   const StepTime time = stepTime(context, planned.schedule, joint.joint ? &partition : nullptr);
   planned.startSeconds = time.startSeconds;

@@ -536,7 +536,7 @@ class SimulatedStreamedGraphs:
         self.tapes = []
 
     def capture(self, fn, args):
-        for _ in range(2):
+        for _ in range(_graphs._WARMUP_CALLS):
             fn(*args)
         self.device.synchronize()
         self.device.begin_capture()

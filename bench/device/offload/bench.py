@@ -425,13 +425,12 @@ def graph_rows(layers, seqs, steps, residents, bandwidth):
                     fn(inputs[seqs[0]])
         lengths = list(seqs) + ([inside] if label == "lathe.compile cuda_graphs" else [])
         for seq in lengths:
-            before = torch.cuda.memory_allocated()  # allocated_gb: what every variant built so far holds
             seconds, _, _, out = timed_steps(fn, inputs[seq], max(steps, 20))  # latency: each call synchronised
             outs[(label, seq)] = out.clone()
             equal = bool(torch.allclose(out.float(), expected[seq].float(), rtol=2e-2, atol=2e-2))
             rows.append(dict(seq=seq, policy=f"graphs {label}", resident=1.0, step_ms=seconds * 1e3,
                              floor_ms=float("nan"), ratio=float("nan"), peak_gb=float("nan"), equal=equal,
-                             allocated_gb=before / GB, error_vs_eager=relative_error(out, expected[seq])))
+                             error_vs_eager=relative_error(out, expected[seq])))
             print(f"graphs {label:44s} seq {seq:5d}  {seconds * 1e3:8.3f} ms  close to eager {equal}  "
                   f"max error / max |eager| {rows[-1]['error_vs_eager']:.2e}", flush=True)
         release()
