@@ -185,8 +185,15 @@ class JsonMutator {
       } else if (s < 3 && n > 0) {
         v->erase(v->begin() + static_cast<std::ptrdiff_t>(below(n)));
       } else if (s < 5 && n > 0) {
-        const size_t extra = chance(80) ? 1 + below(3) : 1000;  // one entry more, or many
-        for (size_t i = 0; i < extra && v->size() < 100000; ++i) v->push_back((*v)[below(n)]);
+        // One entry more, or many; copies of a large entry stop at kAddedValues values in all (a
+        // thousand copies of a trace's event list held gigabytes before the size check refused them).
+        const size_t extra = chance(80) ? 1 + below(3) : 1000;
+        size_t added = 0;
+        for (size_t i = 0; i < extra && v->size() < 100000 && added < kAddedValues; ++i) {
+          const MutJson& entry = (*v)[below(n)];
+          added += valueCount(entry);
+          v->push_back(entry);
+        }
       } else if (s < 6) {
         *v = MutJson::array();
       } else if (s < 7 && n > 1) {
@@ -221,6 +228,22 @@ class JsonMutator {
     }
   }
 
+  // Values in a value, itself included, counted up to kAddedValues.
+  static size_t valueCount(const MutJson& value) {
+    size_t count = 0;
+    std::vector<const MutJson*> stack{&value};
+    while (!stack.empty() && count < kAddedValues) {
+      const MutJson* v = stack.back();
+      stack.pop_back();
+      ++count;
+      if (v->is_structured()) {
+        for (const auto& item : *v) stack.push_back(&item);
+      }
+    }
+    return count;
+  }
+
+  static constexpr size_t kAddedValues = 1 << 16;
   std::mt19937 rng_;
   std::vector<std::string> strings_;
 };
