@@ -5,7 +5,6 @@
 #include <map>
 #include <queue>
 #include <span>
-#include <tuple>
 #include <utility>
 
 #include "ir/op_info.h"
@@ -74,12 +73,18 @@ class KernelPaths {
 
 // A program's order as Inductor runs it: pointwise ops that read the same buffer, iterate as many
 // elements and do not depend on one another through an op outside a kernel (a matmul) are one
-// kernel, which runs where its last op stands, and what reads its outputs runs after it. In a Llama
-// FFN backward the graph computes the recomputed activation and the up gradient before the matmul
-// that makes the activation's gradient, and the weight-gradient matmuls read them there; Inductor
-// computes them in one kernel with the gate gradient, after that matmul, and its six FFN-sized
-// buffers are live at once (docs/benchmarks.md, "What Inductor's programs hold"). A stable
-// topological order: every op keeps its place but for the kernels' outputs and their readers.
+// kernel, which runs where its first op stands, after what it reads: what its outputs need and has
+// not run yet runs just before it, as Inductor's scheduler orders its fused nodes (by their first
+// member, each after its dependencies, torch/_inductor/scheduler.py topological_sort_schedule).
+// In a Llama FFN backward the graph computes the recomputed activation and the up gradient before
+// the matmul that makes the activation's gradient, and the weight-gradient matmuls read them there;
+// Inductor computes them in one kernel with the gate gradient, after that matmul, and its six
+// FFN-sized buffers are live at once (docs/benchmarks.md, "What Inductor's programs hold"). The
+// buffers shared include the graph's inputs: on the H100 Inductor put two layers' recomputed
+// query RoPE into one kernel through the cos/sin tables they read, computing the second layer's
+// norm and query projection a layer early (docs/benchmarks.md, "memory=4.7GiB in a run of its
+// own"). A stable topological order: every op keeps its place but for the kernels and what they
+// need.
 std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts& facts, std::span<const ir::NodeId> order) {
   const size_t count = order.size();
   std::vector<uint32_t> position(graph.size(), UINT32_MAX);
@@ -104,12 +109,24 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
     return false;
   };
   // (buffer, output) for each buffer an output's kernel reads: a value no kernel computes, found
-  // through the fusible ops it is computed from. Graph inputs (weights, tangents) group nothing.
+  // through the fusible ops it is computed from, graph inputs included.
   std::vector<std::pair<ir::NodeId, uint32_t>> reads;
   std::vector<uint8_t> member(count, 0);
+  // Each step's place in Inductor's scheduler, which counts its nodes (kernel outputs, reductions,
+  // extern kernels and the parts of their results), not the views and the values it inlines.
+  std::vector<uint32_t> scheduled(count, 0);
+  uint32_t scheduledSoFar = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const ir::NodeId id = order[i];
-    if (!fusible[id] || view(id) || !graph.node(id).meta.isTensor() || !writtenOut(id)) continue;
+    scheduled[i] = scheduledSoFar;
+    const ir::Node& node = graph.node(id);
+    if (node.kind != ir::NodeKind::CallFunction) continue;
+    const bool isMember = fusible[id] && !view(id) && node.meta.isTensor() && writtenOut(id);
+    if (isMember || facts.partOfTuple[id] != ir::kNoNode ||
+        (!view(id) && !(fusible[id] && facts.inlinable[id]))) {
+      ++scheduledSoFar;
+    }
+    if (!isMember) continue;
     member[i] = 1;
     walk.assign(1, id);
     const size_t readsBefore = reads.size();
@@ -117,7 +134,7 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
       for (ir::NodeId in : graph.inputs(walk[w])) {
         if (inKernel(in)) {
           if (std::find(walk.begin(), walk.end(), in) == walk.end()) walk.push_back(in);
-        } else if (graph.node(in).kind != ir::NodeKind::Placeholder && graph.node(in).meta.isTensor()) {
+        } else if (graph.node(in).meta.isTensor()) {
           reads.emplace_back(in, i);
         }
       }
@@ -125,11 +142,15 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
     std::sort(reads.begin() + static_cast<ptrdiff_t>(readsBefore), reads.end());
     reads.erase(std::unique(reads.begin() + static_cast<ptrdiff_t>(readsBefore), reads.end()), reads.end());
   }
-  std::sort(reads.begin(), reads.end());
+  // The buffers' readers together, larger buffers first: Inductor fuses the pairs that share the
+  // most bytes first.
+  std::sort(reads.begin(), reads.end(), [&](const auto& a, const auto& b) {
+    const uint64_t bytesA = facts.bytes[a.first], bytesB = facts.bytes[b.first];
+    return bytesA != bytesB ? bytesA > bytesB : a < b;
+  });
   KernelPaths paths(graph, fusible);
   // Kernels: outputs joined through the buffers they share, two kernels only where no output of
-  // one depends on an output of the other through an op outside them (a buffer read by many
-  // outputs, a broadcast, joins none; a kernel stays small).
+  // one depends on an output of the other through an op outside them (a kernel stays small).
   std::vector<uint32_t> parent(count);
   std::vector<std::vector<uint32_t>> members(count);
   for (uint32_t i = 0; i < count; ++i) {
@@ -140,16 +161,19 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
     while (parent[i] != i) i = parent[i] = parent[parent[i]];
     return i;
   };
-  // Inductor fuses no two nodes further apart than 64 in its order (its scheduler's
-  // are_long_distant_nodes: recomputed values of different layers would otherwise share a kernel
-  // and live long), counted here in graph nodes.
-  constexpr size_t kReadersBound = 16, kKernelBound = 8;
+  // Inductor tries each reader of a buffer with the next 64 (its
+  // max_fusion_buffer_group_pairwise_attempts) and fuses no two nodes more than 64 scheduler
+  // nodes apart (are_long_distant_nodes: recomputed values of different layers would otherwise
+  // share a kernel and live long).
+  constexpr size_t kPairAttempts = 64, kKernelBound = 8;
   constexpr uint32_t kFusionDistance = 64;
   const auto joinable = [&](uint32_t a, uint32_t b) {
     if (members[a].size() + members[b].size() > kKernelBound) return false;
     const auto [lowA, highA] = std::minmax_element(members[a].begin(), members[a].end());
     const auto [lowB, highB] = std::minmax_element(members[b].begin(), members[b].end());
-    if (std::max(*highA, *highB) - std::min(*lowA, *lowB) > kFusionDistance) return false;
+    if (std::max(scheduled[*highA], scheduled[*highB]) - std::min(scheduled[*lowA], scheduled[*lowB]) > kFusionDistance) {
+      return false;
+    }
     for (uint32_t x : members[a]) {
       for (uint32_t y : members[b]) {
         if (graph.node(order[x]).meta.numel() != graph.node(order[y]).meta.numel() ||
@@ -163,31 +187,31 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
   for (size_t begin = 0; begin < reads.size();) {
     size_t end = begin;
     while (end < reads.size() && reads[end].first == reads[begin].first) ++end;
-    if (end - begin <= kReadersBound) {
-      for (size_t a = begin; a < end; ++a) {
-        for (size_t b = a + 1; b < end; ++b) {
-          const uint32_t first = root(reads[a].second), second = root(reads[b].second);
-          if (first == second || !joinable(first, second)) continue;
-          parent[first] = second;
-          members[second].insert(members[second].end(), members[first].begin(), members[first].end());
-          members[first].clear();
-        }
+    for (size_t a = begin; a < end; ++a) {
+      for (size_t b = a + 1; b < end && b <= a + kPairAttempts; ++b) {
+        if (scheduled[reads[b].second] - scheduled[reads[a].second] > kFusionDistance) break;
+        const uint32_t first = root(reads[a].second), second = root(reads[b].second);
+        if (first == second || !joinable(first, second)) continue;
+        parent[first] = second;
+        members[second].insert(members[second].end(), members[first].begin(), members[first].end());
+        members[first].clear();
       }
     }
     begin = end;
   }
-  // Each op's place: its own, a kernel output's its kernel's last, and never before what it reads.
-  std::vector<uint32_t> last(count, 0), key(count, 0);
+  // Each op's place: its own, a kernel output's its kernel's first, and no later than the first
+  // place of what reads it (walking the order backwards, readers come first).
+  std::vector<uint32_t> first(count, UINT32_MAX), key(count, 0);
   for (uint32_t i = 0; i < count; ++i) {
-    if (member[i]) last[root(i)] = std::max(last[root(i)], i);
+    if (member[i]) first[root(i)] = std::min(first[root(i)], i);
   }
-  for (uint32_t i = 0; i < count; ++i) {
-    key[i] = member[i] ? std::max(i, last[root(i)]) : i;
-    for (ir::NodeId in : graph.inputs(order[i])) {
-      if (position[in] != UINT32_MAX && position[in] < i) key[i] = std::max(key[i], key[position[in]]);
+  for (uint32_t i = count; i-- > 0;) {
+    key[i] = member[i] ? first[root(i)] : i;
+    for (ir::NodeId user : graph.users(order[i])) {
+      if (position[user] != UINT32_MAX && position[user] > i) key[i] = std::min(key[i], key[position[user]]);
     }
   }
-  // Kahn's algorithm by (place, kernel outputs first, graph order).
+  // Kahn's algorithm by (place, graph order).
   std::vector<uint32_t> waiting(count, 0), stamp(count, UINT32_MAX);
   for (uint32_t i = 0; i < count; ++i) {
     for (ir::NodeId in : graph.inputs(order[i])) {
@@ -196,9 +220,9 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
       ++waiting[i];
     }
   }
-  using Entry = std::tuple<uint32_t, uint8_t, uint32_t>;
+  using Entry = std::pair<uint32_t, uint32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
-  const auto push = [&](uint32_t i) { ready.emplace(key[i], member[i] ? 0 : 1, i); };
+  const auto push = [&](uint32_t i) { ready.emplace(key[i], i); };
   for (uint32_t i = 0; i < count; ++i) {
     if (waiting[i] == 0) push(i);
   }
@@ -206,7 +230,7 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
   result.reserve(count);
   std::fill(stamp.begin(), stamp.end(), UINT32_MAX);
   while (!ready.empty()) {
-    const uint32_t i = std::get<2>(ready.top());
+    const uint32_t i = ready.top().second;
     ready.pop();
     result.push_back(order[i]);
     for (ir::NodeId user : graph.users(order[i])) {
