@@ -79,6 +79,43 @@ struct Evaluation {
   SimResult sim;
 };
 
+// Measured compute times carry noise: eight identical layers measured 0.971-0.986 ms in one step
+// on an H200, and which two of them stayed resident followed it (five different pairs in six
+// attaches, docs/benchmarks.md). Segments that read units of the same sizes, with times within
+// kLikeTimes of the smallest of them, are planned at their mean: equal layers tie, and every
+// policy breaks a tie by unit order. Segments that differ by more keep their own times.
+constexpr double kLikeTimes = 0.02;
+
+OffloadProblem settledTimes(const OffloadProblem& problem) {
+  OffloadProblem settled = problem;
+  std::map<std::vector<uint64_t>, std::vector<size_t>> alike;  // sizes of the units read -> segments
+  for (size_t j = 0; j < problem.segments.size(); ++j) {
+    std::vector<uint64_t> sizes;
+    for (const int32_t unit : problem.segments[j].units) {
+      if (unit >= 0 && static_cast<size_t>(unit) < problem.unitBytes.size()) {
+        sizes.push_back(problem.unitBytes[static_cast<size_t>(unit)]);
+      }
+    }
+    if (!sizes.empty()) alike[std::move(sizes)].push_back(j);
+  }
+  const auto seconds = [&](size_t j) { return problem.segments[j].computeSeconds; };
+  for (auto& [sizes, segments] : alike) {
+    std::stable_sort(segments.begin(), segments.end(), [&](size_t a, size_t b) { return seconds(a) < seconds(b); });
+    for (size_t begin = 0; begin < segments.size();) {
+      const double limit = seconds(segments[begin]) * (1 + kLikeTimes);
+      double sum = 0;
+      size_t end = begin;
+      for (; end < segments.size() && seconds(segments[end]) <= limit; ++end) sum += seconds(segments[end]);
+      if (end == begin) end = begin + 1;  // a time no other compares with (not a number)
+      for (size_t k = begin; k < end && end - begin > 1; ++k) {
+        settled.segments[segments[k]].computeSeconds = sum / static_cast<double>(end - begin);
+      }
+      begin = end;
+    }
+  }
+  return settled;
+}
+
 enum class Timing : uint8_t { Lookahead, JustInTime, Earliest };
 
 class Planner {
@@ -127,7 +164,7 @@ class Planner {
   [[nodiscard]] Outcome score(const std::vector<bool>& resident, int64_t& evaluations) const;
   [[nodiscard]] Schedule latestTimed(const Schedule& earliestSchedule, const Evaluation& earliestRun) const;
 
-  const OffloadProblem& problem_;
+  const OffloadProblem problem_;  // as given, its like segments' times settled (settledTimes)
   OffloadOptions options_;
   int32_t n_ = 0;
   double period_ = 0;                 // compute of one step
@@ -139,8 +176,9 @@ class Planner {
   uint64_t residentCap_ = 0;  // resident bytes allowed: the budget, or less with a resident fraction
 };
 
-Planner::Planner(const OffloadProblem& problem, const OffloadOptions& options)
-    : problem_(problem), options_(options) {
+Planner::Planner(const OffloadProblem& given, const OffloadOptions& options)
+    : problem_(settledTimes(given)), options_(options) {
+  const OffloadProblem& problem = problem_;
   const size_t unitCount = problem.unitBytes.size();
   if (!problem.unitNames.empty() && problem.unitNames.size() != unitCount) {
     throw Error(ErrorCode::Usage, "offload: " + std::to_string(problem.unitNames.size()) + " unit names for " +

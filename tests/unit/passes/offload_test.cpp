@@ -353,3 +353,32 @@ TEST(Offload, LayeredExampleWithinOnePercentOfThePhysicalLimit) {
     RecordProperty("r_star_" + std::to_string(tokens), std::to_string(rStar));
   }
 }
+
+// Eight equal layers whose measured times differ by noise (an H200 measured 0.971-0.986 ms for
+// eight identical ones in one step, bench/device/offload/results/h200-2026-12-02-repeat.jsonl):
+// whichever layer the noise slows, every policy keeps the same units resident.
+TEST(Offload, MeasurementNoiseDoesNotPickTheResidentUnits) {
+  constexpr uint64_t kLayerBytes = 436207616;
+  const auto noisy = [&](uint32_t seed) {
+    std::vector<double> noise = {-0.008, -0.005, -0.003, -0.001, 0.0, 0.002, 0.004, 0.008};
+    std::shuffle(noise.begin(), noise.end(), std::mt19937(seed));
+    OffloadProblem problem;
+    for (int32_t layer = 0; layer < 8; ++layer) {
+      problem.segments.push_back(
+          {"layer" + std::to_string(layer), 0.975 * kMs * (1 + noise[static_cast<size_t>(layer)]), {layer}});
+      problem.unitBytes.push_back(kLayerBytes);
+    }
+    problem.h2dBandwidth = 55e9;
+    problem.launchLatency = 5e-6;
+    problem.budgetBytes = 4 * kLayerBytes;
+    return problem;
+  };
+  for (const char* policy : {"cost-effective", "heuristic", "optimal"}) {
+    SCOPED_TRACE(policy);
+    const plan::OffloadDecision first = planOffload(noisy(1), policy, {.residentFraction = 0.3});
+    EXPECT_TRUE(std::any_of(first.resident.begin(), first.resident.end(), [](bool kept) { return kept; }));
+    for (uint32_t seed = 2; seed <= 12; ++seed) {
+      EXPECT_EQ(planOffload(noisy(seed), policy, {.residentFraction = 0.3}).resident, first.resident) << "seed " << seed;
+    }
+  }
+}
