@@ -2681,6 +2681,18 @@ starts in the previous step&apos;s tail</translation>
         <source>%1 over the step. %2</source>
         <translation>%1 over the step. %2</translation>
     </message>
+    <message>
+        <source>largest values:</source>
+        <translation>largest values:</translation>
+    </message>
+    <message>
+        <source>  %1 %2 (%3)</source>
+        <translation>  %1 %2 (%3)</translation>
+    </message>
+    <message>
+        <source>, dead: kept for %1 by buffer reuse</source>
+        <translation>, dead: kept for %1 by buffer reuse</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::NodeInspector</name>

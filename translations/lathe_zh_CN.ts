@@ -2652,6 +2652,18 @@ starts in the previous step&apos;s tail</source>
         <source>%1 over the step. %2</source>
         <translation>%1 覆盖在该步上。%2</translation>
     </message>
+    <message>
+        <source>largest values:</source>
+        <translation>最大的值：</translation>
+    </message>
+    <message>
+        <source>  %1 %2 (%3)</source>
+        <translation>  %1 %2（%3）</translation>
+    </message>
+    <message>
+        <source>, dead: kept for %1 by buffer reuse</source>
+        <translation>，已不再使用：缓冲区复用为 %1 保留</translation>
+    </message>
 </context>
 <context>
     <name>lathe::views::NodeInspector</name>

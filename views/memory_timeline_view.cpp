@@ -219,6 +219,29 @@ QString MemoryTimelineView::readoutAt(double x) const {
       lines << tr("  %1 %2").arg(memoryCategoryLabel(static_cast<analysis::MemoryCategory>(c)), formatBytes(bytes));
     }
   }
+  // The largest values held here (weights aside): what a user asks of a peak. A dead buffer that
+  // Inductor's reuse keeps for a later allocation of its size says which.
+  const analysis::MemoryTimeline& timeline = planned->timeline;
+  std::vector<size_t> held;
+  for (size_t s = 0; s < timeline.storages.size(); ++s) {
+    if (timeline.storages[s].category != analysis::MemoryCategory::Weights && timeline.countedAt(s, static_cast<uint32_t>(i))) {
+      held.push_back(s);
+    }
+  }
+  constexpr size_t kLargest = 4;
+  const auto largest = held.begin() + static_cast<ptrdiff_t>(std::min(kLargest, held.size()));
+  std::partial_sort(held.begin(), largest, held.end(),
+                    [&](size_t a, size_t b) { return timeline.storages[a].bytes > timeline.storages[b].bytes; });
+  if (held.begin() != largest) lines << tr("largest values:");
+  for (auto it = held.begin(); it != largest; ++it) {
+    const analysis::StorageLife& life = timeline.storages[*it];
+    QString line = tr("  %1 %2 (%3)").arg(toQString(graph.name(life.node)), formatBytes(life.bytes),
+                                        memoryCategoryLabel(life.category));
+    if (life.heldFor != ir::kNoNode && life.heldFrom != 0 && life.heldFrom <= i) {
+      line += tr(", dead: kept for %1 by buffer reuse").arg(toQString(graph.name(life.heldFor)));
+    }
+    lines << line;
+  }
   if (i < planned->startSeconds.size()) lines << tr("starts at %1").arg(formatSeconds(planned->startSeconds[i]));
   return lines.join(QLatin1Char('\n'));
 }

@@ -260,6 +260,13 @@ int runTimeline(const GlobalOptions& /*global*/) {
     json atPeak = json::object();
     for (size_t c = 0; c < plan::kTimelineCategories; ++c) atPeak[std::string(plan::kTimelineCategoryNames[c])] = t.atPeak[c];
     out["at_peak"] = atPeak;
+    json values = json::array();
+    for (const plan::PeakValue& v : t.atPeakValues) {
+      json value = {{"node", v.node}, {"category", v.category}, {"bytes", v.bytes}};
+      if (!v.heldFor.empty()) value["held_for"] = v.heldFor;
+      values.push_back(std::move(value));
+    }
+    out["at_peak_values"] = values;
     std::cout << out.dump(2) << '\n';
     return 0;
   }
@@ -271,6 +278,20 @@ int runTimeline(const GlobalOptions& /*global*/) {
     if (t.atPeak[c] != 0) peak.add({std::string(plan::kTimelineCategoryNames[c]), formatBytes(t.atPeak[c])});
   }
   peak.print(std::cout, "  ");
+  if (!t.atPeakValues.empty()) {
+    // The values that make the peak, largest first; a dead buffer Inductor keeps for a later
+    // allocation of its size says which.
+    constexpr size_t kShown = 12;
+    std::cout << fmt::format("\nlargest values at the peak ({} of {}, weights left out)\n",
+                             std::min(kShown, t.atPeakValues.size()), t.atPeakValues.size());
+    Table values({"value", "category", "bytes", "note"});
+    for (size_t i = 0; i < t.atPeakValues.size() && i < kShown; ++i) {
+      const plan::PeakValue& v = t.atPeakValues[i];
+      values.add({v.node, v.category, formatBytes(v.bytes),
+                  v.heldFor.empty() ? std::string() : "dead, held for " + v.heldFor + " (buffer reuse)"});
+    }
+    values.print(std::cout, "  ");
+  }
   std::cout << '\n';
   std::vector<std::string> header{"step", "phase", "time", "node"};
   if (!measuredStart.empty()) header.insert(header.begin() + 3, "measured");

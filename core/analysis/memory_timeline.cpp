@@ -411,6 +411,7 @@ void holdForReuse(const ir::Graph& graph, const StepSchedule& schedule, const St
       if (from < step) {
         if (bytes + heldTree.max(from, step) > programPeak[static_cast<size_t>(storages[s].phase)]) continue;
         heldTree.add(from, step, bytes);
+        dead.heldFrom = from;
       }
       dead.last = step - 1;
       dead.heldFor = storages[s].node;
@@ -726,20 +727,16 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   auto counted = [&](const StorageLife& life) { return static_cast<int64_t>(std::min(life.bytes, share)); };
   holdForReuse(graph, schedule, facts, storages, workspacesBegin, handedOver, share);
   // The part of each off-GPU interval inside its storage's life, by storage.
-  struct Away {
-    size_t storage;
-    uint32_t first, last;  // inclusive steps
-  };
-  std::vector<Away> away;
+  std::vector<StorageAway>& away = timeline.away;
   for (const OffGpuInterval& interval : options.offGpu) {
     if (interval.node >= n || current[interval.node] < 0) continue;
     const size_t s = static_cast<size_t>(current[interval.node]);
     const uint32_t first = std::max(interval.offStep, storages[s].first);
     const uint32_t last = std::min<uint32_t>(interval.onStep == 0 ? 0 : interval.onStep - 1, storages[s].last);
-    if (interval.onStep > interval.offStep && first <= last) away.push_back({s, first, last});
+    if (interval.onStep > interval.offStep && first <= last) away.push_back({static_cast<uint32_t>(s), first, last});
   }
   auto awayAt = [&](size_t s, uint32_t step) {
-    return std::any_of(away.begin(), away.end(), [&](const Away& a) { return a.storage == s && a.first <= step && step <= a.last; });
+    return std::any_of(away.begin(), away.end(), [&](const StorageAway& a) { return a.storage == s && a.first <= step && step <= a.last; });
   };
   if (!options.perStep) {
     std::vector<int64_t> delta(steps + 1, 0);
@@ -747,7 +744,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
       delta[life.first] += counted(life);
       delta[life.last + 1] -= counted(life);
     }
-    for (const Away& a : away) {
+    for (const StorageAway& a : away) {
       delta[a.first] -= counted(storages[a.storage]);
       delta[a.last + 1] += counted(storages[a.storage]);
     }
@@ -774,7 +771,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     delta[life.first][c] += counted(life);
     delta[life.last + 1][c] -= counted(life);
   }
-  for (const Away& a : away) {
+  for (const StorageAway& a : away) {
     const size_t c = static_cast<size_t>(storages[a.storage].category);
     delta[a.first][c] -= counted(storages[a.storage]);
     delta[a.last + 1][c] += counted(storages[a.storage]);
@@ -797,6 +794,15 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   }
   timeline.atPeak = timeline.live[timeline.peakStep];
   return timeline;
+}
+
+bool MemoryTimeline::countedAt(size_t storage, uint32_t step) const {
+  if (storage >= storages.size()) return false;
+  const StorageLife& life = storages[storage];
+  return life.first <= step && step <= life.last &&
+         std::none_of(away.begin(), away.end(), [&](const StorageAway& a) {
+           return a.storage == storage && a.first <= step && step <= a.last;
+         });
 }
 
 }  // namespace lathe::analysis

@@ -72,6 +72,14 @@ struct StorageLife {
   // The execution whose allocation takes this buffer from Inductor's reuse pool: the buffer is held,
   // dead, until then. kNoNode: freed after its last read, or handed to the kernel that read it last.
   ir::NodeId heldFor = ir::kNoNode;
+  uint32_t heldFrom = 0;  // the first step it is held dead for heldFor (0: taken as it is freed, or never)
+};
+
+// Steps [first, last] during which a storage is away from the GPU (activation offload).
+struct StorageAway {
+  uint32_t storage = 0;  // index into MemoryTimeline::storages
+  uint32_t first = 0;
+  uint32_t last = 0;
 };
 
 struct MemoryTimeline {
@@ -82,6 +90,10 @@ struct MemoryTimeline {
   uint32_t peakStep = 0;
   std::array<uint64_t, kMemoryCategoryCount> atPeak{};
   std::vector<StorageLife> storages;
+  std::vector<StorageAway> away;
+
+  // Whether storages[storage] holds GPU memory at `step`.
+  [[nodiscard]] bool countedAt(size_t storage, uint32_t step) const;
 };
 
 // What a timeline needs of each node, whatever the schedule. It takes a registry lookup per node:

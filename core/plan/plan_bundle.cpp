@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "io/fx/fx_text.h"
 #include "util/atomic_write.h"
@@ -142,6 +143,13 @@ std::string planToJson(const PlanBundle& plan) {
   Json atPeak = Json::object();
   for (size_t c = 0; c < kTimelineCategories; ++c) atPeak[std::string(kTimelineCategoryNames[c])] = t.atPeak[c];
   timeline["at_peak"] = atPeak;
+  Json values = Json::array();
+  for (const PeakValue& v : t.atPeakValues) {
+    Json value = {{"node", v.node}, {"category", v.category}, {"bytes", v.bytes}};
+    if (!v.heldFor.empty()) value["held_for"] = v.heldFor;
+    values.push_back(std::move(value));
+  }
+  timeline["at_peak_values"] = values;
   timeline["node"] = t.node;
   timeline["phase"] = t.phase;
   timeline["seconds"] = t.seconds;
@@ -393,6 +401,26 @@ PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {
     tl.atPeak[c] = r.value<uint64_t>(atPeak, name);
     const uint64_t series = steps == 0 ? 0 : tl.bytes[c][tl.peakStep];
     if (tl.atPeak[c] != series) r.fail(r.field(atPeak, name), "differs from the series at the peak step (" + std::to_string(series) + ")");
+  }
+  if (r.has(t, "at_peak_values")) {  // bundles written before it have none
+    std::unordered_set<std::string_view> known(plan.nodeNames.begin(), plan.nodeNames.end());
+    const auto nodeNamed = [&](const At& at) {
+      std::string name = r.name(at);
+      if (!known.contains(name)) r.fail(at, "'" + name + "' is not a node of the plan");
+      return name;
+    };
+    r.forEach(r.field(t, "at_peak_values"), [&](const At& item) {
+      PeakValue v;
+      v.node = nodeNamed(r.field(item, "node"));
+      const At categoryAt = r.field(item, "category");
+      v.category = r.name(categoryAt);
+      if (std::find(kTimelineCategoryNames.begin(), kTimelineCategoryNames.end(), v.category) == kTimelineCategoryNames.end()) {
+        r.fail(categoryAt, "'" + v.category + "' is not a memory category");
+      }
+      v.bytes = r.value<uint64_t>(item, "bytes");
+      if (r.has(item, "held_for")) v.heldFor = nodeNamed(r.field(item, "held_for"));
+      tl.atPeakValues.push_back(std::move(v));
+    });
   }
   const At peakBytesAt = r.field(t, "peak_bytes");
   tl.peakBytes = r.as<uint64_t>(peakBytesAt);

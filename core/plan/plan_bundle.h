@@ -52,11 +52,22 @@ struct PlanStep {
 };
 
 // The memory timeline of the planned step.
+// A value the step holds on the GPU at its peak (weights and streamed weights left out).
+struct PeakValue {
+  std::string node;      // the execution that allocated it (a placeholder for inputs)
+  std::string category;  // one of kTimelineCategoryNames
+  uint64_t bytes = 0;
+  std::string heldFor;   // not read any more, held for this execution by Inductor's buffer reuse; empty: in use
+  friend bool operator==(const PeakValue&, const PeakValue&) = default;
+};
+
 struct PlanTimeline {
   uint64_t peakBytes = 0;
   uint32_t peakStep = 0;
   uint32_t backwardStart = 0;
   std::array<uint64_t, kTimelineCategories> atPeak{};
+  // What makes up atPeak but for the weights: every value live at the peak, largest first.
+  std::vector<PeakValue> atPeakValues;
   std::vector<std::string> node;  // executed node per step
   std::string phase;              // 'f' or 'b' per step
   std::vector<double> seconds;    // estimated start time of each step

@@ -154,6 +154,29 @@ TEST(MemoryTimeline, FreedBuffersAreHeldUntilInductorReusesThem) {
   EXPECT_GT(heldAcrossSteps, 0u);
 }
 
+// Storages sent to the host for a while (activation offload) do not count there: at every step the
+// storages countedAt adds up to the step's total.
+TEST(MemoryTimeline, StoragesAwayFromTheGpuAreNotCountedThere) {
+  const auto& [sample, graph, joint, partition, schedule, timeline] = llama2lStep();
+  std::vector<OffGpuInterval> offGpu;
+  for (const StorageLife& s : timeline.storages) {
+    // Values of the backward (a recomputed forward value's node names its last storage only).
+    if (s.phase == Phase::Backward && s.category != MemoryCategory::Recomputed && s.bytes > 0 && s.last > s.first + 2 &&
+        offGpu.size() < 4) {
+      offGpu.push_back({s.node, s.first + 1, s.last});
+    }
+  }
+  ASSERT_EQ(offGpu.size(), 4u);
+  const MemoryTimeline away = memoryTimeline(graph, sample.inputs, schedule, &joint, &partition, {.offGpu = offGpu});
+  ASSERT_EQ(away.away.size(), 4u);
+  for (uint32_t step = 0; step < schedule.nodes.size(); ++step) {
+    uint64_t counted = 0;
+    for (size_t s = 0; s < away.storages.size(); ++s) counted += away.countedAt(s, step) ? away.storages[s].bytes : 0;
+    ASSERT_EQ(counted, away.total[step]) << "step " << step;
+  }
+  EXPECT_LT(away.total[offGpu[0].offStep], timeline.total[offGpu[0].offStep]);
+}
+
 TEST(MemoryTimeline, InferenceRunsInProgramOrder) {
   const testing::SampleGraph sample =
       testing::loadSampleGraph("captures/llama3_8b_2l_tiny_infer.log.gz", "0/0:aot_inference_graph");

@@ -7,6 +7,7 @@
 // pipeline plans with torch's own saved set, so both are predictions of those measurements.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <string>
@@ -148,6 +149,29 @@ TEST(MeasuredPeaks, HeuristicPlanPeakIsWhatTheH100Measured) {
                           atStart[static_cast<size_t>(analysis::MemoryCategory::Inputs)];
   const double plannedGiB = static_cast<double>(step.timeline.peakBytes - before) / (1u << 30);
   EXPECT_NEAR(plannedGiB / 3.793, 1.0, 0.05) << "planned " << plannedGiB << " GiB";
+}
+
+// What the plan bundle lists at the peak of the bench run's memory=4.7GiB plan (its run log kept in
+// results/): cuDNN's workspace of the attention backward where the step peaks, and FFN buffers that
+// Inductor's reuse keeps dead for the next layer's FFN (docs/benchmarks.md, "Inductor's kernels in
+// the plan", where the generated program keeps three).
+TEST(MeasuredPeaks, TheBundleNamesWhatIsLiveAtThePeak) {
+  const std::string log = LATHE_SOURCE_DIR "/bench/device/runtime/results/h100-2026-12-07-bench-budget-4.7GiB.log.gz";
+  const io::Artifact artifact = io::loadArtifact(log);
+  const PlanTarget target(artifact, "0/0:lathe_joint_graph", hw::resolveHwProfile("h100"));
+  const PassContext context = target.context();
+  const PipelineRun run = runPipeline(context, parsePipeline("split,fusion,recompute(policy=budget,memory=4.7GiB)"));
+  const plan::PlanBundle bundle = buildPlanBundle(context, run, log, "0/0:lathe_joint_graph");
+  const plan::PlanTimeline& t = bundle.timeline;
+  ASSERT_TRUE(t.node[t.peakStep].starts_with("_scaled_dot_product_cudnn_attention_backward"));
+  const auto workspace = std::find_if(t.atPeakValues.begin(), t.atPeakValues.end(), [&](const plan::PeakValue& v) {
+    return v.node == t.node[t.peakStep] && v.bytes == uint64_t{4} * 2 * 32 * 4096 * (2 * 128 + 1);
+  });
+  EXPECT_NE(workspace, t.atPeakValues.end());
+  const size_t heldFfnBuffers = std::count_if(t.atPeakValues.begin(), t.atPeakValues.end(), [](const plan::PeakValue& v) {
+    return !v.heldFor.empty() && v.bytes == uint64_t{2} * 4096 * 14336 * 2;
+  });
+  EXPECT_GE(heldFfnBuffers, 2u);
 }
 
 }  // namespace

@@ -216,6 +216,27 @@ TEST(PlanBundle, NonNumberStatsAreBadInput) {
   expectBadInput(damaged([](Json& j) { j["steps"][0]["stats"] = Json::array(); }), "stats", "stats list");
 }
 
+// The values listed at the peak are what the timeline counts there, but for the weights.
+TEST(PlanBundle, ThePeakIsListedValueByValue) {
+  const PlanTimeline& t = planned().plan.timeline;
+  ASSERT_FALSE(t.atPeakValues.empty());
+  uint64_t listed = 0;
+  for (size_t i = 0; i < t.atPeakValues.size(); ++i) {
+    const PeakValue& v = t.atPeakValues[i];
+    EXPECT_NE(v.category, "weights") << v.node;
+    EXPECT_GT(v.bytes, 0u) << v.node;
+    if (i > 0) {
+      EXPECT_GE(t.atPeakValues[i - 1].bytes, v.bytes) << v.node;
+    }
+    listed += v.bytes;
+  }
+  const auto index = [](std::string_view name) {
+    return static_cast<size_t>(std::find(kTimelineCategoryNames.begin(), kTimelineCategoryNames.end(), name) -
+                               kTimelineCategoryNames.begin());
+  };
+  EXPECT_EQ(listed, t.peakBytes - t.atPeak[index("weights")] - t.atPeak[index("prefetched")]);
+}
+
 TEST(PlanBundle, EveryFieldDamagedIsBadInputOrAccepted) {
   // Each object field and the first item of each list: removed, made null, and replaced by a value
   // of another JSON type (taking turns, to keep the run short under the sanitizers). The reader may
@@ -274,6 +295,12 @@ TEST(PlanBundle, ValuesTheReaderWouldIndexAreCheckedAndNamedByPath) {
       {[&](Json& j) { j["timeline"]["backward_start"] = steps + 1; }, "$.timeline.backward_start"},
       {[](Json& j) { j["timeline"]["phase"] = "x" + j["timeline"]["phase"].get<std::string>().substr(1); }, "$.timeline.phase"},
       {[](Json& j) { j["timeline"]["seconds"][0] = "soon"; }, "$.timeline.seconds[0]: expected a number"},
+      {[](Json& j) { j["timeline"]["at_peak_values"][0]["node"] = "nowhere"; },
+       "$.timeline.at_peak_values[0].node: 'nowhere' is not a node"},
+      {[](Json& j) { j["timeline"]["at_peak_values"][0]["held_for"] = "nowhere"; },
+       "$.timeline.at_peak_values[0].held_for"},
+      {[](Json& j) { j["timeline"]["at_peak_values"][0]["category"] = "cache"; },
+       "$.timeline.at_peak_values[0].category: 'cache' is not a memory category"},
       {[](Json& j) { j["groups"][0]["anchor"] = ""; }, "$.groups[0].anchor: empty name"},
       {[](Json& j) { j["groups"][0]["anchor"] = j["groups"][1]["nodes"][0]; }, "$.groups[0].anchor"},
       {[](Json& j) { j["groups"][1] = j["groups"][0]; }, "in two fusion groups"},
