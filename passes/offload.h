@@ -86,7 +86,7 @@ inline constexpr std::string_view kOffloadPolicies[] = {"base", "cost-effective"
 inline constexpr int64_t kOptimalEvaluations = 2000;
 
 // Plans and simulates; the decision's numbers describe the simulated step. Segments that read units
-// of the same sizes, with compute times within 2% of one another, are planned and simulated at their
+// of the same sizes, with compute times within 2% of the smallest of them, are planned and simulated at their
 // mean: noise in measured times does not choose among equal layers. Throws Error(Usage) on an
 // unknown policy, an inconsistent problem or options, and when the budget cannot hold the weights one
 // segment needs together with what must stay loaded across it.

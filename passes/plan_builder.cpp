@@ -155,13 +155,11 @@ plan::PlanBundle buildPlanBundle(const PassContext& context, const PipelineRun& 
   t.peakStep = planned.timeline.peakStep;
   t.backwardStart = static_cast<uint32_t>(planned.schedule.backwardStart);
   t.atPeak = planned.timeline.atPeak;
-  for (size_t s = 0; s < planned.timeline.storages.size(); ++s) {
+  for (const size_t s : planned.timeline.valuesAt(t.peakStep)) {
     const analysis::StorageLife& life = planned.timeline.storages[s];
-    if (life.category == MemoryCategory::Weights || life.bytes == 0 || !planned.timeline.countedAt(s, t.peakStep)) continue;
-    const bool held = life.heldFor != ir::kNoNode && life.heldFrom != 0 && life.heldFrom <= t.peakStep;
     t.atPeakValues.push_back({std::string(context.graph.name(life.node)),
                               std::string(analysis::memoryCategoryName(life.category)), life.bytes,
-                              held ? std::string(context.graph.name(life.heldFor)) : std::string()});
+                              life.heldDeadAt(t.peakStep) ? std::string(context.graph.name(life.heldFor)) : std::string()});
   }
   std::sort(t.atPeakValues.begin(), t.atPeakValues.end(), [](const plan::PeakValue& a, const plan::PeakValue& b) {
     return std::tie(b.bytes, a.node, a.category) < std::tie(a.bytes, b.node, b.category);

@@ -222,12 +222,7 @@ QString MemoryTimelineView::readoutAt(double x) const {
   // The largest values held here (weights aside): what a user asks of a peak. A dead buffer that
   // Inductor's reuse keeps for a later allocation of its size says which.
   const analysis::MemoryTimeline& timeline = planned->timeline;
-  std::vector<size_t> held;
-  for (size_t s = 0; s < timeline.storages.size(); ++s) {
-    if (timeline.storages[s].category != analysis::MemoryCategory::Weights && timeline.countedAt(s, static_cast<uint32_t>(i))) {
-      held.push_back(s);
-    }
-  }
+  std::vector<size_t> held = timeline.valuesAt(static_cast<uint32_t>(i));
   constexpr size_t kLargest = 4;
   const auto largest = held.begin() + static_cast<ptrdiff_t>(std::min(kLargest, held.size()));
   std::partial_sort(held.begin(), largest, held.end(),
@@ -237,7 +232,7 @@ QString MemoryTimelineView::readoutAt(double x) const {
     const analysis::StorageLife& life = timeline.storages[*it];
     QString line = tr("  %1 %2 (%3)").arg(toQString(graph.name(life.node)), formatBytes(life.bytes),
                                         memoryCategoryLabel(life.category));
-    if (life.heldFor != ir::kNoNode && life.heldFrom != 0 && life.heldFrom <= i) {
+    if (life.heldDeadAt(static_cast<uint32_t>(i))) {
       line += tr(", dead: kept for %1 by buffer reuse").arg(toQString(graph.name(life.heldFor)));
     }
     lines << line;

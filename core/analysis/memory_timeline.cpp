@@ -735,9 +735,6 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
     const uint32_t last = std::min<uint32_t>(interval.onStep == 0 ? 0 : interval.onStep - 1, storages[s].last);
     if (interval.onStep > interval.offStep && first <= last) away.push_back({static_cast<uint32_t>(s), first, last});
   }
-  auto awayAt = [&](size_t s, uint32_t step) {
-    return std::any_of(away.begin(), away.end(), [&](const StorageAway& a) { return a.storage == s && a.first <= step && step <= a.last; });
-  };
   if (!options.perStep) {
     std::vector<int64_t> delta(steps + 1, 0);
     for (const StorageLife& life : storages) {
@@ -757,9 +754,8 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
       }
     }
     for (size_t s = 0; s < storages.size(); ++s) {
-      const StorageLife& life = storages[s];
-      if (life.first <= timeline.peakStep && timeline.peakStep <= life.last && !awayAt(s, timeline.peakStep)) {
-        timeline.atPeak[static_cast<size_t>(life.category)] += static_cast<uint64_t>(counted(life));
+      if (timeline.countedAt(s, timeline.peakStep)) {
+        timeline.atPeak[static_cast<size_t>(storages[s].category)] += static_cast<uint64_t>(counted(storages[s]));
       }
     }
     return timeline;
@@ -794,6 +790,14 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   }
   timeline.atPeak = timeline.live[timeline.peakStep];
   return timeline;
+}
+
+std::vector<size_t> MemoryTimeline::valuesAt(uint32_t step) const {
+  std::vector<size_t> values;
+  for (size_t s = 0; s < storages.size(); ++s) {
+    if (storages[s].category != MemoryCategory::Weights && storages[s].bytes > 0 && countedAt(s, step)) values.push_back(s);
+  }
+  return values;
 }
 
 bool MemoryTimeline::countedAt(size_t storage, uint32_t step) const {

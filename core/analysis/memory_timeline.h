@@ -73,6 +73,11 @@ struct StorageLife {
   // dead, until then. kNoNode: freed after its last read, or handed to the kernel that read it last.
   ir::NodeId heldFor = ir::kNoNode;
   uint32_t heldFrom = 0;  // the first step it is held dead for heldFor (0: taken as it is freed, or never)
+
+  // Whether at `step` it is no longer read and kept only for heldFor's allocation.
+  [[nodiscard]] bool heldDeadAt(uint32_t step) const {
+    return heldFor != ir::kNoNode && heldFrom != 0 && heldFrom <= step;
+  }
 };
 
 // Steps [first, last] during which a storage is away from the GPU (activation offload).
@@ -94,6 +99,9 @@ struct MemoryTimeline {
 
   // Whether storages[storage] holds GPU memory at `step`.
   [[nodiscard]] bool countedAt(size_t storage, uint32_t step) const;
+  // The storages that hold GPU memory at `step`, weights and empty ones left out, in storage order:
+  // the values a user asks about at a peak.
+  [[nodiscard]] std::vector<size_t> valuesAt(uint32_t step) const;
 };
 
 // What a timeline needs of each node, whatever the schedule. It takes a registry lookup per node:

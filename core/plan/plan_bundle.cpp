@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "io/fx/fx_text.h"
 #include "util/atomic_write.h"
@@ -403,12 +402,7 @@ PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {
     if (tl.atPeak[c] != series) r.fail(r.field(atPeak, name), "differs from the series at the peak step (" + std::to_string(series) + ")");
   }
   if (r.has(t, "at_peak_values")) {  // bundles written before it have none
-    std::unordered_set<std::string_view> known(plan.nodeNames.begin(), plan.nodeNames.end());
-    const auto nodeNamed = [&](const At& at) {
-      std::string name = r.name(at);
-      if (!known.contains(name)) r.fail(at, "'" + name + "' is not a node of the plan");
-      return name;
-    };
+    const auto nodeNamed = [&](const At& at) { return plan.nodeNames[idOf(at)]; };
     r.forEach(r.field(t, "at_peak_values"), [&](const At& item) {
       PeakValue v;
       v.node = nodeNamed(r.field(item, "node"));

@@ -296,7 +296,7 @@ TEST(PlanBundle, ValuesTheReaderWouldIndexAreCheckedAndNamedByPath) {
       {[](Json& j) { j["timeline"]["phase"] = "x" + j["timeline"]["phase"].get<std::string>().substr(1); }, "$.timeline.phase"},
       {[](Json& j) { j["timeline"]["seconds"][0] = "soon"; }, "$.timeline.seconds[0]: expected a number"},
       {[](Json& j) { j["timeline"]["at_peak_values"][0]["node"] = "nowhere"; },
-       "$.timeline.at_peak_values[0].node: 'nowhere' is not a node"},
+       "$.timeline.at_peak_values[0].node: node \"nowhere\" is not in the plan's node list"},
       {[](Json& j) { j["timeline"]["at_peak_values"][0]["held_for"] = "nowhere"; },
        "$.timeline.at_peak_values[0].held_for"},
       {[](Json& j) { j["timeline"]["at_peak_values"][0]["category"] = "cache"; },
