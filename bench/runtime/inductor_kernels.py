@@ -78,11 +78,9 @@ def main():
     graph = plan["source"]["graph"]
     compute = compute_nodes(log, graph, lathe)
     kernel_of = {}  # node -> (program, kernel index); a recomputed node's backward kernel wins
-    launches = []
     for program, code in enumerate(output_codes(log)):
-        for index, (name, sources) in enumerate(kernels(code)):
+        for index, (_, sources) in enumerate(kernels(code)):
             members = [s for s in sources if s in compute]
-            launches.append((program, name, members))
             for node in members:
                 kernel_of[node] = (program, index)
     inductor_groups = {}
@@ -96,12 +94,11 @@ def main():
     inductor_pairs = pairs(inductor_groups.values())
     plan_pairs = pairs(plan_groups.values())
     shared = inductor_pairs & plan_pairs
-    covered = set(kernel_of)
-    same = sum(1 for g in inductor_groups.values() if len(g) > 1 and g in [p for p in plan_groups.values()])
+    same = sum(1 for g in inductor_groups.values() if len(g) > 1 and g in plan_groups.values())
     multi = sum(1 for g in inductor_groups.values() if len(g) > 1)
     print(f"{'':44s} {'Inductor':>10s} {'plan':>10s}")
     print(f"{'Triton kernels / fusion groups (2+ nodes)':44s} {multi:10d} {sum(1 for g in plan_groups.values() if len(g) > 1):10d}")
-    print(f"{'compute nodes in them':44s} {len(covered):10d} {sum(len(g) for g in plan_groups.values()):10d}")
+    print(f"{'compute nodes in them':44s} {len(kernel_of):10d} {sum(len(g) for g in plan_groups.values()):10d}")
     print(f"{'pairs of nodes in one kernel':44s} {len(inductor_pairs):10d} {len(plan_pairs):10d}")
     print(f"pairs in both: {len(shared)}; recall {len(shared) / max(1, len(inductor_pairs)):.3f}, "
           f"precision {len(shared) / max(1, len(plan_pairs)):.3f}; Inductor kernels the plan has as one group: "

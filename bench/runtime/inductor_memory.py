@@ -62,9 +62,8 @@ def span_bytes(shape, stride, dtype):
     return elements * DTYPE_BYTES.get(dtype, 4)
 
 
-def replay(code, input_dtype):
-    """(bytes at the start, peak bytes, the line at the peak) of the code's `call`; None without one.
-    Inputs take `input_dtype` (their assertions carry no dtype)."""
+def call_body(code):
+    """The stripped lines of the code's `call` and the names of its arguments; None without one."""
     lines = code.split("\n")
     start = next((i for i, l in enumerate(lines) if l.strip().startswith("def call(")), None)
     if start is None:
@@ -76,26 +75,52 @@ def replay(code, input_dtype):
             break
         body.append(line.strip())
     args = {a.strip() for a in body[0].split("=")[0].split(",")} if body and "= args" in body[0] else set()
-    live = {}
+    return body, args
+
+
+def program_dtype(code):
+    """The dtype of a program's inputs: its allocations' most common one (float32 without any)."""
+    dtypes = re.findall(r"empty_strided_\w+\([^)]*\), \([^)]*\), (torch\.\w+)\)", code)
+    return max(set(dtypes), key=dtypes.count) if dtypes else "torch.float32"
+
+
+def walk(body, args, input_dtype):
+    """Yields the initial state, then (line, live) after each line of the body: live maps each
+    buffer the program holds to (bytes, where it came from: "input", "allocated", "takes NAME",
+    "part"). Inputs named `primals_*` are left out; inputs take `input_dtype` (their assertions carry
+    no dtype)."""
+    live, parts = {}, set()
     for line in body:
         m = ASSERT.search(line)
         if m and m.group(1) in args and not m.group(1).startswith("primals"):
-            live[m.group(1)] = span_bytes(sizes(m.group(2)), sizes(m.group(3)), input_dtype)
-    parts = set()
-    at_start = peak = sum(live.values())
-    peak_line = ""
+            live[m.group(1)] = (span_bytes(sizes(m.group(2)), sizes(m.group(3)), input_dtype), "input")
+    yield "", live
     for line in body:
         if m := ALLOCATE.match(line):
-            live[m.group(1)] = span_bytes(sizes(m.group(2)), sizes(m.group(3)), m.group(4))
+            live[m.group(1)] = (span_bytes(sizes(m.group(2)), sizes(m.group(3)), m.group(4)), "allocated")
         elif m := REUSE.match(line):
-            live[m.group(1)] = live.pop(m.group(2), 0)
+            live[m.group(1)] = (live.pop(m.group(2), (0, ""))[0], "takes " + m.group(2))
         elif m := PART.match(line):
             parts.add(m.group(1))
         elif (m := ASSERT.search(line)) and m.group(1) in parts and m.group(1) not in live:
-            live[m.group(1)] = span_bytes(sizes(m.group(2)), sizes(m.group(3)), input_dtype)
+            live[m.group(1)] = (span_bytes(sizes(m.group(2)), sizes(m.group(3)), input_dtype), "part")
         elif m := DELETE.match(line):
             live.pop(m.group(1), None)
-        total = sum(live.values())
+        yield line, live
+
+
+def replay(code, input_dtype):
+    """(bytes at the start, peak bytes, the line at the peak) of the code's `call`; None without one.
+    Inputs take `input_dtype` (their assertions carry no dtype)."""
+    parsed = call_body(code)
+    if parsed is None:
+        return None
+    states = walk(*parsed, input_dtype)
+    _, live = next(states)
+    at_start = peak = sum(bytes_ for bytes_, _ in live.values())
+    peak_line = ""
+    for line, live in states:
+        total = sum(bytes_ for bytes_, _ in live.values())
         if total > peak:
             peak, peak_line = total, line
     return at_start, peak, peak_line
@@ -124,9 +149,7 @@ def main():
     print(f"{'program':>8} {'inputs MiB':>11} {'peak MiB':>9}  at")
     replays = []
     for index, code in enumerate(codes):
-        dtypes = re.findall(r"empty_strided_\w+\([^)]*\), \([^)]*\), (torch\.\w+)\)", code)
-        dtype = max(set(dtypes), key=dtypes.count) if dtypes else "torch.float32"
-        result = replay(code, dtype)
+        result = replay(code, program_dtype(code))
         if result is None:
             continue
         replays.append(result)
