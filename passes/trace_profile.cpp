@@ -69,9 +69,11 @@ std::vector<Call> compiledCalls(const io::ChromeTrace& trace) {
   return calls;
 }
 
+// Launches given device time: their own kernels, or a share of a gap's (a cuDNN attention backward
+// runs five kernels for the matmuls and the attention call around it).
 size_t timedLaunches(const io::KernelMatch& match) {
   return static_cast<size_t>(std::count_if(match.launches.begin(), match.launches.end(),
-                                           [](const io::MatchedKernel& k) { return k.deviceKernels > 0; }));
+                                           [](const io::MatchedKernel& k) { return k.deviceKernels > 0 || k.shared; }));
 }
 
 }  // namespace
@@ -123,11 +125,15 @@ TraceProfile profileFromTrace(const PlanTarget& target, const io::TraceLog& log,
     io::KernelMatch bestMatch;
     size_t bestTimed = 0;
     for (size_t c = 0; c < codes.size(); ++c) {
-      io::KernelMatch match = io::matchKernels(codes[c].launches, call.kernels);
+      io::KernelMatch match = io::matchKernels(codes[c].launches, call.kernels, /*oneCall=*/true);
       const size_t timed = timedLaunches(match);
-      // The code that explains the call: most of its launches timed, fewest kernels left over.
-      if (best == codes.size() || timed > bestTimed ||
-          (timed == bestTimed && match.unmatchedEvents < bestMatch.unmatchedEvents)) {
+      // The code that explains the call: the largest part of its launches timed (a longer code
+      // finds a share of time for more of its extern calls in any call), fewest kernels left over.
+      const auto part = [&](size_t launchesTimed, size_t code) {
+        return static_cast<double>(launchesTimed) / static_cast<double>(codes[code].launches.size());
+      };
+      if (best == codes.size() || part(timed, c) > part(bestTimed, best) ||
+          (part(timed, c) == part(bestTimed, best) && match.unmatchedEvents < bestMatch.unmatchedEvents)) {
         best = c;
         bestTimed = timed;
         bestMatch = std::move(match);

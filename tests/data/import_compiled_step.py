@@ -19,7 +19,7 @@ PREFIXES = [
     (r"(/[^'\"\s]*/)g\+\+", ""),
     (r"(/(?:root|tmp|home)/[^\s\"',]*?/)trace_", ""),
     (r"(/tmp/)tmp[A-Za-z0-9_]+\.json", ""),
-    (r"(/[^\s\"',]*?/)bench/device/", ""),
+    (r"([^\s\"',]*?/)bench/device/", ""),  # also where torch cut a path short
     (r"(/usr/lib/python3\.[0-9]+)/", "python"),
 ]
 

@@ -63,12 +63,14 @@ void check(const lathe::io::ChromeTrace& trace) {
                                                      : lathe::io::OutputCodeKernel::Kind::Extern;
     launches.push_back(std::move(launch));
   }
-  const lathe::io::KernelMatch match = lathe::io::matchKernels(launches, trace.kernels);
-  if (match.launches.size() != launches.size() || match.unmatchedEvents > trace.kernels.size() ||
-      match.unmatchedLaunches > launches.size())
-    __builtin_trap();
-  for (const auto& matched : match.launches)
-    if (!std::isfinite(matched.seconds) || matched.seconds < 0) __builtin_trap();
+  for (const bool oneCall : {false, true}) {
+    const lathe::io::KernelMatch match = lathe::io::matchKernels(launches, trace.kernels, oneCall);
+    if (match.launches.size() != launches.size() || match.unmatchedEvents > trace.kernels.size() ||
+        match.unmatchedLaunches > launches.size())
+      __builtin_trap();
+    for (const auto& matched : match.launches)
+      if (!std::isfinite(matched.seconds) || matched.seconds < 0) __builtin_trap();
+  }
 }
 
 }  // namespace

@@ -210,7 +210,7 @@ class OutputCodeParser {
 
 class KernelMatcher {
  public:
-  explicit KernelMatcher(const std::vector<OutputCodeKernel>& launches) : launches_(launches) {
+  KernelMatcher(const std::vector<OutputCodeKernel>& launches, bool oneCall) : launches_(launches), oneCall_(oneCall) {
     result_.launches.resize(launches.size());
     for (size_t i = 0; i < launches.size(); ++i)
       if (launches[i].kind == OutputCodeKernel::Kind::Triton) tritonAt_[launches[i].name].push_back(i);
@@ -227,7 +227,7 @@ class KernelMatcher {
       }
       anchorAt(anchor->second, event);
     }
-    assignGap(externsBetween(position_, launches_.size()), /*withinPass=*/false);
+    assignGap(externsBetween(position_, launches_.size()), /*withinPass=*/oneCall_ && result_.passes <= 1);
     for (const MatchedKernel& launch : result_.launches)
       if (launch.deviceKernels == 0 && !launch.shared) ++result_.unmatchedLaunches;
     if (result_.passes == 0 && result_.unmatchedLaunches < launches_.size()) result_.passes = 1;
@@ -249,7 +249,7 @@ class KernelMatcher {
       if (result_.passes > 0) externs = externsBetween(position_, launches_.size());
       const std::vector<size_t> head = externsBetween(0, launch);
       externs.insert(externs.end(), head.begin(), head.end());
-      assignGap(externs, /*withinPass=*/false);
+      assignGap(externs, /*withinPass=*/oneCall_ && result_.passes == 0);
       ++result_.passes;
     }
     add(launch, event);
@@ -288,6 +288,7 @@ class KernelMatcher {
   }
 
   const std::vector<OutputCodeKernel>& launches_;
+  const bool oneCall_;  // the events are one call's: nothing outside the sequence ran among them
   std::unordered_map<std::string_view, std::vector<size_t>> tritonAt_;  // Triton name -> its launches, in order
   KernelMatch result_;
   size_t position_ = 0;  // the launch the next anchor is looked for from
@@ -298,8 +299,9 @@ class KernelMatcher {
 
 std::vector<OutputCodeKernel> parseOutputCode(std::string_view code) { return OutputCodeParser().parse(code); }
 
-KernelMatch matchKernels(const std::vector<OutputCodeKernel>& launches, const std::vector<ChromeKernelEvent>& events) {
-  return KernelMatcher(launches).match(events);
+KernelMatch matchKernels(const std::vector<OutputCodeKernel>& launches, const std::vector<ChromeKernelEvent>& events,
+                         bool oneCall) {
+  return KernelMatcher(launches, oneCall).match(events);
 }
 
 }  // namespace lathe::io

@@ -71,10 +71,13 @@ struct KernelMatch {
 //  - else, within a pass, one extern call takes them all, and several share the gap's total time
 //    evenly (`shared`);
 //  - else (before the first anchor, after the last, or across two passes, where code outside the
-//    module may have run) they are left unmatched.
+//    module may have run) they are left unmatched; with `oneCall` (the events are those launched
+//    inside one call of the code, as a compiled-graph call of a torch.profiler trace windows them)
+//    the head before the first anchor and the tail after the last are the call's own and are
+//    matched as within a pass.
 // Events named `triton_...` that the sequence does not launch belong to other code: unmatched.
 // `events` should be of one stream of one device, in time order, as ChromeTrace gives them.
 [[nodiscard]] KernelMatch matchKernels(const std::vector<OutputCodeKernel>& launches,
-                                       const std::vector<ChromeKernelEvent>& events);
+                                       const std::vector<ChromeKernelEvent>& events, bool oneCall = false);
 
 }  // namespace lathe::io

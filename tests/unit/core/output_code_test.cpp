@@ -323,6 +323,26 @@ TEST(MatchKernels, GapsBetweenAnchorsAndAtTheEnds) {
   EXPECT_EQ(match.launches[4].seconds, 8);
   EXPECT_EQ(match.launches[5].seconds, 9);
 
+  // The same events as one call's (a compiled-graph call of a trace): its head is its own, so the
+  // leading gap's 2 kernels go to the one call there; a trailing gap of 3 kernels for 2 calls is
+  // shared by them.
+  const std::vector<ChromeKernelEvent> oneCall = {kernelEvent("other", 1), kernelEvent("gemm", 2),
+                                                  kernelEvent("triton_a", 3), kernelEvent("radix_sort_1", 4),
+                                                  kernelEvent("triton_b", 7), kernelEvent("gemm", 8),
+                                                  kernelEvent("gemm", 9), kernelEvent("reduce", 10)};
+  const KernelMatch call = matchKernels(launches, oneCall, /*oneCall=*/true);
+  EXPECT_EQ(call.unmatchedEvents, 0u);
+  EXPECT_EQ(call.unmatchedLaunches, 0u);
+  EXPECT_EQ(call.launches[0].seconds, 3);
+  EXPECT_EQ(call.launches[0].deviceKernels, 2u);
+  EXPECT_TRUE(call.launches[4].shared);
+  EXPECT_TRUE(call.launches[5].shared);
+  EXPECT_EQ(call.launches[4].seconds + call.launches[5].seconds, 27);
+  // Without it the ends stay unmatched: code outside the sequence may have run there.
+  const KernelMatch loose = matchKernels(launches, oneCall);
+  EXPECT_EQ(loose.unmatchedEvents, 5u);
+  EXPECT_EQ(loose.unmatchedLaunches, 3u);
+
   // A Triton kernel missing from the trace leaves its launch unmatched and the rest in step.
   const KernelMatch skipped = matchKernels({launch("triton_a", Kind::Triton), launch("triton_b", Kind::Triton),
                                             launch("triton_c", Kind::Triton)},

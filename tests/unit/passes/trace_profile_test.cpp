@@ -80,6 +80,30 @@ TEST(TraceProfile, PutsEveryKernelOfTheCompiledStepOnTheJointGraph) {
   }
 }
 
+// A step of lathe.compile's runtime (tests/data/h100_lathe_step): its compiled forward and backward
+// are called with no cache key, and the backward's cuDNN attention runs five kernels between the
+// matmuls around it, more kernels than the code has launches there.
+TEST(TraceProfile, PutsEveryKernelOfALatheRuntimeStepOnTheJointGraph) {
+  const std::filesystem::path data = std::filesystem::path(LATHE_SOURCE_DIR) / "tests/data/h100_lathe_step";
+  const io::Artifact artifact = io::loadArtifact(data / "lathe_budget_4.7GiB.log.gz");
+  const io::ChromeTrace trace = io::readChromeTrace(data / "lathe_budget_4.7GiB.trace.json.gz");
+  const PlanTarget target(artifact, "0/0:lathe_joint_graph", hw::resolveHwProfile("h100_sxm"));
+  const TraceProfile p = profileFromTrace(target, *artifact.trace, trace);
+  EXPECT_EQ(p.steps, 2u);
+  EXPECT_EQ(p.codes, 2u);
+  EXPECT_EQ(p.calls, 4u);
+  EXPECT_EQ(p.otherCalls, 0u);
+  EXPECT_EQ(p.launches, 156u);  // 53 forward, 103 backward
+  EXPECT_EQ(p.launchesTimed, p.launches);
+  EXPECT_TRUE(p.notes.empty());
+  EXPECT_NEAR(nodeSum(p) + p.unattributedSeconds, p.graphSeconds, 1e-9);
+  // Every kernel of the two steps (392 events: 153.23 ms of device time, summed with Python's
+  // json module), on the graph but for the loss's and the gradients' own.
+  EXPECT_NEAR(p.graphSeconds + p.otherSeconds, 153.226922e-3 / 2, 1e-7);
+  EXPECT_LT(p.otherSeconds, 0.01 * p.graphSeconds);
+  EXPECT_LT(p.unattributedSeconds, 0.01 * p.graphSeconds);
+}
+
 TEST(TraceProfile, RefusesATraceOfAnotherRun) {
   const ProfiledRun llama = load("llama3_8b_2l_train");
   const io::ChromeTrace mixtral = io::readChromeTrace(kData / "mixtral_2l_train.trace.json.gz");
