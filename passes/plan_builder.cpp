@@ -164,6 +164,11 @@ plan::PlanBundle buildPlanBundle(const PassContext& context, const PipelineRun& 
   std::sort(t.atPeakValues.begin(), t.atPeakValues.end(), [](const plan::PeakValue& a, const plan::PeakValue& b) {
     return std::tie(b.bytes, a.node, a.category) < std::tie(a.bytes, b.node, b.category);
   });
+  for (const analysis::ReuseCheck& check : planned.timeline.reuseChecks) {
+    t.reuseHolds.push_back({std::string(context.graph.name(planned.timeline.storages[check.dead].node)),
+                            std::string(context.graph.name(check.forNode)), check.step, check.bytes, check.heldOverSpan,
+                            check.programPeak, check.held});
+  }
   for (size_t i = 0; i < planned.schedule.nodes.size(); ++i) {
     t.node.emplace_back(context.graph.name(planned.schedule.nodes[i]));
     t.phase.push_back(planned.schedule.phase[i] == analysis::Phase::Forward ? 'f' : 'b');

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <iostream>
@@ -267,6 +268,12 @@ int runTimeline(const GlobalOptions& /*global*/) {
       values.push_back(std::move(value));
     }
     out["at_peak_values"] = values;
+    json holds = json::array();
+    for (const plan::ReuseHold& h : t.reuseHolds) {
+      holds.push_back({{"buffer", h.buffer}, {"for", h.forNode}, {"step", h.step}, {"bytes", h.bytes},
+                       {"held_over_span", h.heldOverSpan}, {"program_peak", h.programPeak}, {"held", h.held}});
+    }
+    out["reuse_holds"] = holds;
     std::cout << out.dump(2) << '\n';
     return 0;
   }
@@ -288,9 +295,42 @@ int runTimeline(const GlobalOptions& /*global*/) {
     for (size_t i = 0; i < t.atPeakValues.size() && i < kShown; ++i) {
       const plan::PeakValue& v = t.atPeakValues[i];
       values.add({v.node, v.category, formatBytes(v.bytes),
-                  v.heldFor.empty() ? std::string() : "dead, held for " + v.heldFor + " (buffer reuse)"});
+                  v.heldFor.empty() ? std::string() : "dead: kept for " + v.heldFor + " by buffer reuse"});
     }
     values.print(std::cout, "  ");
+  }
+  // Inductor's buffer reuse, as the planner models its check: the closest calls among the buffers
+  // of 1% of the peak or more it was asked to hold dead, a hold decided by a few MiB moving the
+  // peak by a whole buffer.
+  const auto marginOf = [](const plan::ReuseHold& h) { return h.programPeak - h.heldOverSpan - static_cast<int64_t>(h.bytes); };
+  std::vector<const plan::ReuseHold*> large;
+  for (const plan::ReuseHold& h : t.reuseHolds) {
+    if (h.bytes * 100 >= t.peakBytes) large.push_back(&h);
+  }
+  constexpr size_t kReuseShown = 12;
+  const size_t asked = large.size();
+  if (large.size() > kReuseShown) {
+    std::stable_sort(large.begin(), large.end(), [&](const plan::ReuseHold* a, const plan::ReuseHold* b) {
+      return std::abs(marginOf(*a)) < std::abs(marginOf(*b));
+    });
+    large.resize(kReuseShown);
+    std::sort(large.begin(), large.end(), [](const plan::ReuseHold* a, const plan::ReuseHold* b) { return a->step < b->step; });
+  }
+  if (!large.empty()) {
+    std::cout << fmt::format("\nbuffer reuse, the closest calls ({} of the {} dead buffers of 1% of the peak or more a later "
+                             "allocation asked for): held where bytes + the estimate over the span fit under the program's "
+                             "estimated peak\n",
+                             large.size(), asked);
+    Table holds({"step", "dead buffer", "for", "bytes", "over span", "program peak", "margin", "held"});
+    for (const plan::ReuseHold* h : large) {
+      const int64_t margin = marginOf(*h);
+      holds.add({std::to_string(h->step), h->buffer, h->forNode, formatBytes(h->bytes),
+                 formatBytes(static_cast<uint64_t>(std::max<int64_t>(h->heldOverSpan, 0))),
+                 formatBytes(static_cast<uint64_t>(std::max<int64_t>(h->programPeak, 0))),
+                 (margin < 0 ? "-" : "") + formatBytes(static_cast<uint64_t>(margin < 0 ? -margin : margin)),
+                 h->held ? "yes" : "no"});
+    }
+    holds.print(std::cout, "  ");
   }
   std::cout << '\n';
   std::vector<std::string> header{"step", "phase", "time", "node"};

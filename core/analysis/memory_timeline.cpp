@@ -345,7 +345,7 @@ class RangeAddMax {
 // are never pooled; parts of a tuple are allocated by their op, not from the pool.
 void holdForReuse(const ir::Graph& graph, const StepSchedule& schedule, const StorageFacts& facts,
                   std::vector<StorageLife>& storages, size_t computedEnd, std::span<const uint8_t> handedOver,
-                  uint64_t share) {
+                  uint64_t share, std::vector<ReuseCheck>& checks) {
   const size_t steps = schedule.nodes.size();
   const uint32_t backwardStart = static_cast<uint32_t>(std::min(schedule.backwardStart, steps));
   // A buffer freed at its program's last step is never taken: only earlier ones are pooled.
@@ -409,7 +409,11 @@ void holdForReuse(const ir::Graph& graph, const StepSchedule& schedule, const St
       const int64_t bytes = static_cast<int64_t>(std::min(dead.bytes, share));
       const uint32_t from = dead.last + 1;
       if (from < step) {
-        if (bytes + heldTree.max(from, step) > programPeak[static_cast<size_t>(storages[s].phase)]) continue;
+        ReuseCheck check{found->second.back(), storages[s].node, step, dead.bytes, heldTree.max(from, step),
+                         programPeak[static_cast<size_t>(storages[s].phase)], false};
+        check.held = bytes + check.heldOverSpan <= check.programPeak;
+        checks.push_back(check);
+        if (!check.held) continue;
         heldTree.add(from, step, bytes);
         dead.heldFrom = from;
       }
@@ -725,7 +729,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   // far below the share).
   const uint64_t share = static_cast<uint64_t>(INT64_MAX) / (storages.size() + 1);
   auto counted = [&](const StorageLife& life) { return static_cast<int64_t>(std::min(life.bytes, share)); };
-  holdForReuse(graph, schedule, facts, storages, workspacesBegin, handedOver, share);
+  holdForReuse(graph, schedule, facts, storages, workspacesBegin, handedOver, share, timeline.reuseChecks);
   // The part of each off-GPU interval inside its storage's life, by storage.
   std::vector<StorageAway>& away = timeline.away;
   for (const OffGpuInterval& interval : options.offGpu) {

@@ -87,6 +87,22 @@ struct StorageAway {
   uint32_t last = 0;
 };
 
+// One check of Inductor's buffer reuse that asked to hold a dead buffer: an allocation of its size
+// found it in the pool after it died, and Inductor's wrapper takes it only where its size plus
+// Inductor's estimate over the steps it would be held stays within its estimate of the program's
+// peak (the planner's model of that estimate; see holdForReuse in memory_timeline.cpp).
+struct ReuseCheck {
+  uint32_t dead = 0;              // index into MemoryTimeline::storages
+  ir::NodeId forNode = ir::kNoNode;  // the allocation that asked for it
+  uint32_t step = 0;              // the allocation's step; the buffer would be held from its last read
+  uint64_t bytes = 0;
+  int64_t heldOverSpan = 0;       // the estimate's largest bytes over the steps it would be held
+  int64_t programPeak = 0;        // the estimate's peak of the program (forward or backward)
+  bool held = false;              // bytes + heldOverSpan <= programPeak
+
+  [[nodiscard]] int64_t margin() const { return programPeak - heldOverSpan - static_cast<int64_t>(bytes); }
+};
+
 struct MemoryTimeline {
   // Per step: live bytes per category (index = MemoryCategory).
   std::vector<std::array<uint64_t, kMemoryCategoryCount>> live;
@@ -96,6 +112,7 @@ struct MemoryTimeline {
   std::array<uint64_t, kMemoryCategoryCount> atPeak{};
   std::vector<StorageLife> storages;
   std::vector<StorageAway> away;
+  std::vector<ReuseCheck> reuseChecks;  // in the order Inductor's wrapper meets them (step order)
 
   // Whether storages[storage] holds GPU memory at `step`.
   [[nodiscard]] bool countedAt(size_t storage, uint32_t step) const;

@@ -149,6 +149,12 @@ std::string planToJson(const PlanBundle& plan) {
     values.push_back(std::move(value));
   }
   timeline["at_peak_values"] = values;
+  Json holds = Json::array();
+  for (const ReuseHold& h : t.reuseHolds) {
+    holds.push_back({{"buffer", h.buffer}, {"for", h.forNode}, {"step", h.step}, {"bytes", h.bytes},
+                     {"held_over_span", h.heldOverSpan}, {"program_peak", h.programPeak}, {"held", h.held}});
+  }
+  timeline["reuse_holds"] = holds;
   timeline["node"] = t.node;
   timeline["phase"] = t.phase;
   timeline["seconds"] = t.seconds;
@@ -414,6 +420,21 @@ PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {
       v.bytes = r.value<uint64_t>(item, "bytes");
       if (r.has(item, "held_for")) v.heldFor = nodeNamed(r.field(item, "held_for"));
       tl.atPeakValues.push_back(std::move(v));
+    });
+  }
+  if (r.has(t, "reuse_holds")) {  // bundles written before it have none
+    r.forEach(r.field(t, "reuse_holds"), [&](const At& item) {
+      ReuseHold h;
+      h.buffer = plan.nodeNames[idOf(r.field(item, "buffer"))];
+      h.forNode = plan.nodeNames[idOf(r.field(item, "for"))];
+      const At stepAt = r.field(item, "step");
+      h.step = r.as<uint32_t>(stepAt);
+      if (h.step >= steps) r.fail(stepAt, std::to_string(h.step) + " is not a step of the timeline (it has " + std::to_string(steps) + ")");
+      h.bytes = r.value<uint64_t>(item, "bytes");
+      h.heldOverSpan = r.value<int64_t>(item, "held_over_span");
+      h.programPeak = r.value<int64_t>(item, "program_peak");
+      h.held = r.value<bool>(item, "held");
+      tl.reuseHolds.push_back(std::move(h));
     });
   }
   const At peakBytesAt = r.field(t, "peak_bytes");

@@ -61,6 +61,20 @@ struct PeakValue {
   friend bool operator==(const PeakValue&, const PeakValue&) = default;
 };
 
+// A check of Inductor's buffer reuse that asked to hold a dead buffer until a later allocation of
+// its size (analysis::ReuseCheck): held where bytes + heldOverSpan <= programPeak, all three as the
+// planner models Inductor's estimate of the program (forward or backward).
+struct ReuseHold {
+  std::string buffer;    // the execution that allocated the dead buffer
+  std::string forNode;   // the allocation that asked for it
+  uint32_t step = 0;     // the allocation's step
+  uint64_t bytes = 0;
+  int64_t heldOverSpan = 0;
+  int64_t programPeak = 0;
+  bool held = false;
+  friend bool operator==(const ReuseHold&, const ReuseHold&) = default;
+};
+
 struct PlanTimeline {
   uint64_t peakBytes = 0;
   uint32_t peakStep = 0;
@@ -68,6 +82,7 @@ struct PlanTimeline {
   std::array<uint64_t, kTimelineCategories> atPeak{};
   // What makes up atPeak but for the weights: every value live at the peak, largest first.
   std::vector<PeakValue> atPeakValues;
+  std::vector<ReuseHold> reuseHolds;  // in step order
   std::vector<std::string> node;  // executed node per step
   std::string phase;              // 'f' or 'b' per step
   std::vector<double> seconds;    // estimated start time of each step

@@ -33,6 +33,10 @@ check_plan() {  # check_plan NAME CAPTURE PIPELINE [GRAPH]
   "$lathe" timeline "$tmp/$name.json" --csv > "$tmp/timeline.csv" || { fail "timeline --csv $name"; return; }
   local rows; rows=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["timeline"]["node"]))' "$tmp/$name.json")
   [ "$(($(wc -l < "$tmp/timeline.csv") - 1))" -eq "$rows" ] || { fail "timeline --csv $name: $rows steps expected"; return; }
+  # The reuse checks --json gives are the bundle's, each decided as its numbers say.
+  "$lathe" timeline "$tmp/$name.json" --json > "$tmp/timeline.json" || { fail "timeline --json $name"; return; }
+  python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))["timeline"]; assert t["reuse_holds"]==b["reuse_holds"]; assert all(h["held"]==(h["bytes"]+h["held_over_span"]<=h["program_peak"]) for h in t["reuse_holds"])' \
+    "$tmp/timeline.json" "$tmp/$name.json" || { fail "timeline --json $name: reuse holds"; return; }
   echo "ok   $name: $pipeline"
 }
 

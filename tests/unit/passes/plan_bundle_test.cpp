@@ -237,6 +237,32 @@ TEST(PlanBundle, ThePeakIsListedValueByValue) {
   EXPECT_EQ(listed, t.peakBytes - t.atPeak[index("weights")] - t.atPeak[index("prefetched")]);
 }
 
+// Each check of Inductor's buffer reuse the plan lists decided as its numbers say, and every dead
+// buffer listed at the peak as kept for a later allocation is one a check held.
+TEST(PlanBundle, ReuseHoldsAreTheChecksTheyList) {
+  const PlanTimeline& t = planned().plan.timeline;
+  ASSERT_FALSE(t.reuseHolds.empty());
+  size_t held = 0;
+  for (size_t i = 0; i < t.reuseHolds.size(); ++i) {
+    const ReuseHold& h = t.reuseHolds[i];
+    SCOPED_TRACE(h.buffer + " for " + h.forNode);
+    EXPECT_EQ(h.held, static_cast<int64_t>(h.bytes) + h.heldOverSpan <= h.programPeak);
+    EXPECT_LT(h.step, t.node.size());
+    EXPECT_GT(h.bytes, 0u);
+    if (i > 0) {
+      EXPECT_GE(h.step, t.reuseHolds[i - 1].step);
+    }
+    held += h.held;
+  }
+  EXPECT_GT(held, 0u);
+  for (const PeakValue& v : t.atPeakValues) {
+    if (v.heldFor.empty()) continue;
+    EXPECT_TRUE(std::any_of(t.reuseHolds.begin(), t.reuseHolds.end(), [&](const ReuseHold& h) {
+      return h.held && h.buffer == v.node && h.forNode == v.heldFor;
+    })) << v.node << " kept for " << v.heldFor;
+  }
+}
+
 TEST(PlanBundle, EveryFieldDamagedIsBadInputOrAccepted) {
   // Each object field and the first item of each list: removed, made null, and replaced by a value
   // of another JSON type (taking turns, to keep the run short under the sanitizers). The reader may
@@ -301,6 +327,13 @@ TEST(PlanBundle, ValuesTheReaderWouldIndexAreCheckedAndNamedByPath) {
        "$.timeline.at_peak_values[0].held_for"},
       {[](Json& j) { j["timeline"]["at_peak_values"][0]["category"] = "cache"; },
        "$.timeline.at_peak_values[0].category: 'cache' is not a memory category"},
+      {[](Json& j) { j["timeline"]["reuse_holds"][0]["buffer"] = "nowhere"; },
+       "$.timeline.reuse_holds[0].buffer: node \"nowhere\" is not in the plan's node list"},
+      {[&](Json& j) { j["timeline"]["reuse_holds"][0]["step"] = steps; }, "$.timeline.reuse_holds[0].step"},
+      {[](Json& j) { j["timeline"]["reuse_holds"][0]["held"] = "yes"; },
+       "$.timeline.reuse_holds[0].held: expected true or false"},
+      {[](Json& j) { j["timeline"]["reuse_holds"][0]["program_peak"] = 1.5; },
+       "$.timeline.reuse_holds[0].program_peak: expected an integer"},
       {[](Json& j) { j["groups"][0]["anchor"] = ""; }, "$.groups[0].anchor: empty name"},
       {[](Json& j) { j["groups"][0]["anchor"] = j["groups"][1]["nodes"][0]; }, "$.groups[0].anchor"},
       {[](Json& j) { j["groups"][1] = j["groups"][0]; }, "in two fusion groups"},
