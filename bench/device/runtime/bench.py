@@ -4,13 +4,18 @@ activation_memory_budget, and lathe.compile under its policies, in one run, with
 predicted peak and step beside each lathe point and every variant's gradients against eager's.
 
 Peak = max_memory_allocated over one step minus memory_allocated before it (grads None), as the
-anchors measure it; step = median of --steps steps timed with CUDA events after 3 warm-ups.
+anchors measure it; step = median of --steps steps timed with CUDA events after 3 warm-ups, each
+started on an idle device (as the anchors time it), and "b2b": the mean of as many steps run back to
+back, the host launching a step while the device still runs the last.
 MagiCompiler (../shared/anchors, carried as .device/magi by prepare_deps.sh) runs as its anchor did:
 @magi_compile(dynamic_arg_dims={"x": 0}) on the layer class, HEURISTIC recompute. Its CompileConfig
 parses sys.argv, so this script takes its options from the environment: BENCH_STEPS (10),
 BENCH_TORCH_BUDGETS ("1.0,0.5"), BENCH_LATHE ("heuristic,budget:7GiB,...": policy[:memory][+offload],
 "+offload" planning activation offload with it), BENCH_MAGI (1), BENCH_TRACE_DIR (unset: a run
-folder per lathe variant under it).
+folder per lathe variant under it), BENCH_PROFILE_STEPS (0: with BENCH_TRACE_DIR, that many steps of
+each lathe variant recorded by torch.profiler into its run folder as step.trace.json.gz, for
+`lathe measure LOG --graph 0/0:lathe_joint_graph --trace TRACE`: the kernels' device time on the
+joint graph's nodes beside the planner's estimate).
 Prints one table; writes every row to $OUT/runtime.jsonl as it is measured.
 """
 
@@ -118,6 +123,8 @@ def settle(fn, model, x):
 
 
 def measure(fn, model, x, steps):
+    """The step's bytes before it and peak, the most the process reserved, each step's time with the
+    device idle at its start (synchronized), the mean step of as many run back to back, and the loss."""
     before = settle(fn, model, x)
     loss = step(fn, model, x)
     torch.cuda.synchronize()
@@ -133,7 +140,15 @@ def measure(fn, model, x, steps):
         end.record()
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end))
-    return before, peak, reserved, statistics.median(times), loss.item()
+    # The same steps back to back, with no synchronization between them: the host's launches of one
+    # step overlap the device's work of the last, as in a training loop.
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(steps):
+        step(fn, model, x)
+    end.record()
+    torch.cuda.synchronize()
+    return before, peak, reserved, times, start.elapsed_time(end) / steps, loss.item()
 
 
 def grad_error(model, x, reference):
@@ -151,6 +166,7 @@ def main():
     with_magi = os.environ.get("BENCH_MAGI", "1") == "1"
     out_dir = os.environ.get("OUT", "/tmp")
     trace_root = os.environ.get("BENCH_TRACE_DIR")  # a run folder per lathe variant (capture, plans, profile)
+    profile_steps = int(os.environ.get("BENCH_PROFILE_STEPS", "0"))
     rows_path = os.path.join(out_dir, "runtime.jsonl")
 
     torch.manual_seed(0)
@@ -165,7 +181,15 @@ def main():
     model.zero_grad(set_to_none=True)
     x.grad = None
 
-    def run(name, make, module=model):
+    def profile(fn, module, folder):
+        from torch.profiler import ProfilerActivity
+        with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(profile_steps):
+                step(fn, module, x)
+            torch.cuda.synchronize()
+        prof.export_chrome_trace(os.path.join(folder, "step.trace.json.gz"))
+
+    def run(name, make, module=model, trace_dir=None):
         torch._dynamo.reset()
         torch.cuda.empty_cache()
         try:
@@ -173,10 +197,14 @@ def main():
             fn = make()
             step(fn, module, x)  # compiles
             compile_s = time.time() - t0
-            before, peak, reserved, ms, loss = measure(fn, module, x, steps)
-            row = {"variant": name, "before_gib": before / GiB, "peak_gib": peak / GiB, "reserved_gib": reserved / GiB, "step_ms": ms,
+            before, peak, reserved, times, back_to_back_ms, loss = measure(fn, module, x, steps)
+            row = {"variant": name, "before_gib": before / GiB, "peak_gib": peak / GiB, "reserved_gib": reserved / GiB, "step_ms": statistics.median(times),
+                   "steps_ms": times, "back_to_back_step_ms": back_to_back_ms,
                    "loss": loss, "grad_rel_err": grad_error(module, x, reference), "compile_s": compile_s}
             row.update(planner_fields(fn))
+            if trace_dir and profile_steps > 0:
+                profile(fn, module, trace_dir)
+                row["profiled_steps"] = profile_steps
             record(row)
         except Exception as error:  # one failing variant must not hide the others
             traceback.print_exc()
@@ -198,7 +226,7 @@ def main():
         trace_dir = os.path.join(trace_root, spec.replace(":", "_").replace("+", "_")) if trace_root else None
         run(f"lathe {spec}", lambda policy=policy, memory=memory, offload=offload, trace_dir=trace_dir: lathe.compile(
             lambda inp: model(inp), policy=policy, memory=memory or None, activation_offload=offload == "offload",
-            trace_dir=trace_dir))
+            trace_dir=trace_dir), trace_dir=trace_dir)
 
     # Last: MagiCompiler changes torch's global configuration when it compiles.
     if with_magi:
@@ -213,7 +241,7 @@ def main():
         del magi_model
 
     print()
-    print(f"{'variant':34} {'peak GiB':>9} {'reserved':>9} {'step ms':>8} {'pred GiB':>9} {'pred ms':>8} {'grad err':>9} {'compile s':>9}")
+    print(f"{'variant':34} {'peak GiB':>9} {'reserved':>9} {'step ms':>8} {'b2b ms':>7} {'pred GiB':>9} {'pred ms':>8} {'grad err':>9} {'compile s':>9}")
     for r in rows:
         if "error" in r:
             print(f"{r['variant']:34} {r['error'][:90]}")
@@ -221,7 +249,7 @@ def main():
         predicted = predicted_peak_above_before(r)
         pred_peak = "-" if predicted is None else f"{predicted:.3f}"
         pred_ms = f"{r['predicted_step_ms']:.1f}" if "predicted_step_ms" in r else "-"
-        print(f"{r['variant']:34} {r['peak_gib']:9.3f} {r['reserved_gib']:9.3f} {r['step_ms']:8.1f} {pred_peak:>9} {pred_ms:>8} "
+        print(f"{r['variant']:34} {r['peak_gib']:9.3f} {r['reserved_gib']:9.3f} {r['step_ms']:8.1f} {r['back_to_back_step_ms']:7.1f} {pred_peak:>9} {pred_ms:>8} "
               f"{r['grad_rel_err']:9.2e} {r['compile_s']:9.1f}")
 
 
