@@ -69,13 +69,6 @@ std::vector<Call> compiledCalls(const io::ChromeTrace& trace) {
   return calls;
 }
 
-// Launches given device time: their own kernels, or a share of a gap's (a cuDNN attention backward
-// runs five kernels for the matmuls and the attention call around it).
-size_t timedLaunches(const io::KernelMatch& match) {
-  return static_cast<size_t>(std::count_if(match.launches.begin(), match.launches.end(),
-                                           [](const io::MatchedKernel& k) { return k.deviceKernels > 0 || k.shared; }));
-}
-
 }  // namespace
 
 TraceProfile profileFromTrace(const PlanTarget& target, const io::TraceLog& log, const io::ChromeTrace& trace) {
@@ -118,6 +111,10 @@ TraceProfile profileFromTrace(const PlanTarget& target, const io::TraceLog& log,
     throw Error(ErrorCode::BadInput, "the trace has no compiled-graph calls (\"## Call CompiledFxGraph\" host operators): "
                                      "record it with torch.profiler's CPU and CUDA activity");
   }
+  // The part of a code's launches a match timed.
+  const auto part = [&](size_t launchesTimed, size_t code) {
+    return static_cast<double>(launchesTimed) / static_cast<double>(codes[code].launches.size());
+  };
   double attributedTotal = 0;
   for (const Call& call : calls) {
     if (call.kernels.empty()) continue;
@@ -126,12 +123,11 @@ TraceProfile profileFromTrace(const PlanTarget& target, const io::TraceLog& log,
     size_t bestTimed = 0;
     for (size_t c = 0; c < codes.size(); ++c) {
       io::KernelMatch match = io::matchKernels(codes[c].launches, call.kernels, /*oneCall=*/true);
-      const size_t timed = timedLaunches(match);
+      // Launches given device time: their own kernels, or a share of a gap's (a cuDNN attention
+      // backward runs five kernels for the matmuls and the attention call around it).
+      const size_t timed = match.launches.size() - match.unmatchedLaunches;
       // The code that explains the call: the largest part of its launches timed (a longer code
       // finds a share of time for more of its extern calls in any call), fewest kernels left over.
-      const auto part = [&](size_t launchesTimed, size_t code) {
-        return static_cast<double>(launchesTimed) / static_cast<double>(codes[code].launches.size());
-      };
       if (best == codes.size() || part(timed, c) > part(bestTimed, best) ||
           (part(timed, c) == part(bestTimed, best) && match.unmatchedEvents < bestMatch.unmatchedEvents)) {
         best = c;

@@ -257,24 +257,7 @@ int runTimeline(const GlobalOptions& /*global*/) {
     return 0;
   }
   if (o.json) {
-    json out = {{"graph", bundle.graphId}, {"peak_bytes", t.peakBytes}, {"peak_step", t.peakStep}, {"steps", steps}};
-    json atPeak = json::object();
-    for (size_t c = 0; c < plan::kTimelineCategories; ++c) atPeak[std::string(plan::kTimelineCategoryNames[c])] = t.atPeak[c];
-    out["at_peak"] = atPeak;
-    json values = json::array();
-    for (const plan::PeakValue& v : t.atPeakValues) {
-      json value = {{"node", v.node}, {"category", v.category}, {"bytes", v.bytes}};
-      if (!v.heldFor.empty()) value["held_for"] = v.heldFor;
-      values.push_back(std::move(value));
-    }
-    out["at_peak_values"] = values;
-    json holds = json::array();
-    for (const plan::ReuseHold& h : t.reuseHolds) {
-      holds.push_back({{"buffer", h.buffer}, {"for", h.forNode}, {"step", h.step}, {"bytes", h.bytes},
-                       {"held_over_span", h.heldOverSpan}, {"program_peak", h.programPeak}, {"held", h.held}});
-    }
-    out["reuse_holds"] = holds;
-    std::cout << out.dump(2) << '\n';
+    std::cout << plan::timelineSummaryJson(bundle) << '\n';
     return 0;
   }
   std::cout << fmt::format("{}  graph {}  pipeline {}\n", o.path, bundle.graphId, bundle.pipeline);
@@ -302,7 +285,6 @@ int runTimeline(const GlobalOptions& /*global*/) {
   // Inductor's buffer reuse, as the planner models its check: the closest calls among the buffers
   // of 1% of the peak or more it was asked to hold dead, a hold decided by a few MiB moving the
   // peak by a whole buffer.
-  const auto marginOf = [](const plan::ReuseHold& h) { return h.programPeak - h.heldOverSpan - static_cast<int64_t>(h.bytes); };
   std::vector<const plan::ReuseHold*> large;
   for (const plan::ReuseHold& h : t.reuseHolds) {
     if (h.bytes * 100 >= t.peakBytes) large.push_back(&h);
@@ -311,7 +293,7 @@ int runTimeline(const GlobalOptions& /*global*/) {
   const size_t asked = large.size();
   if (large.size() > kReuseShown) {
     std::stable_sort(large.begin(), large.end(), [&](const plan::ReuseHold* a, const plan::ReuseHold* b) {
-      return std::abs(marginOf(*a)) < std::abs(marginOf(*b));
+      return std::abs(a->margin()) < std::abs(b->margin());
     });
     large.resize(kReuseShown);
     std::sort(large.begin(), large.end(), [](const plan::ReuseHold* a, const plan::ReuseHold* b) { return a->step < b->step; });
@@ -323,7 +305,7 @@ int runTimeline(const GlobalOptions& /*global*/) {
                              large.size(), asked);
     Table holds({"step", "dead buffer", "for", "bytes", "over span", "program peak", "margin", "held"});
     for (const plan::ReuseHold* h : large) {
-      const int64_t margin = marginOf(*h);
+      const int64_t margin = h->margin();
       holds.add({std::to_string(h->step), h->buffer, h->forNode, formatBytes(h->bytes),
                  formatBytes(static_cast<uint64_t>(std::max<int64_t>(h->heldOverSpan, 0))),
                  formatBytes(static_cast<uint64_t>(std::max<int64_t>(h->programPeak, 0))),

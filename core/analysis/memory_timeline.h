@@ -99,8 +99,6 @@ struct ReuseCheck {
   int64_t heldOverSpan = 0;       // the estimate's largest bytes over the steps it would be held
   int64_t programPeak = 0;        // the estimate's peak of the program (forward or backward)
   bool held = false;              // bytes + heldOverSpan <= programPeak
-
-  [[nodiscard]] int64_t margin() const { return programPeak - heldOverSpan - static_cast<int64_t>(bytes); }
 };
 
 struct MemoryTimeline {

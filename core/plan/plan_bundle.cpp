@@ -50,6 +50,29 @@ std::optional<uint64_t> totalOf(const std::array<std::vector<uint64_t>, kTimelin
   }
   return sum;
 }
+
+// The values at the peak and the reuse holds, as the bundle and `lathe timeline --json` write them
+// (J: the bundle's ordered JSON, or the CLI's, whose keys sort).
+template <typename J>
+J peakValuesJson(const PlanTimeline& t) {
+  J values = J::array();
+  for (const PeakValue& v : t.atPeakValues) {
+    J value = {{"node", v.node}, {"category", v.category}, {"bytes", v.bytes}};
+    if (!v.heldFor.empty()) value["held_for"] = v.heldFor;
+    values.push_back(std::move(value));
+  }
+  return values;
+}
+
+template <typename J>
+J reuseHoldsJson(const PlanTimeline& t) {
+  J holds = J::array();
+  for (const ReuseHold& h : t.reuseHolds) {
+    holds.push_back({{"buffer", h.buffer}, {"for", h.forNode}, {"step", h.step}, {"bytes", h.bytes},
+                     {"held_over_span", h.heldOverSpan}, {"program_peak", h.programPeak}, {"held", h.held}});
+  }
+  return holds;
+}
 }  // namespace
 
 std::string graphFingerprint(const ir::Graph& graph) {
@@ -142,19 +165,8 @@ std::string planToJson(const PlanBundle& plan) {
   Json atPeak = Json::object();
   for (size_t c = 0; c < kTimelineCategories; ++c) atPeak[std::string(kTimelineCategoryNames[c])] = t.atPeak[c];
   timeline["at_peak"] = atPeak;
-  Json values = Json::array();
-  for (const PeakValue& v : t.atPeakValues) {
-    Json value = {{"node", v.node}, {"category", v.category}, {"bytes", v.bytes}};
-    if (!v.heldFor.empty()) value["held_for"] = v.heldFor;
-    values.push_back(std::move(value));
-  }
-  timeline["at_peak_values"] = values;
-  Json holds = Json::array();
-  for (const ReuseHold& h : t.reuseHolds) {
-    holds.push_back({{"buffer", h.buffer}, {"for", h.forNode}, {"step", h.step}, {"bytes", h.bytes},
-                     {"held_over_span", h.heldOverSpan}, {"program_peak", h.programPeak}, {"held", h.held}});
-  }
-  timeline["reuse_holds"] = holds;
+  timeline["at_peak_values"] = peakValuesJson<Json>(t);
+  timeline["reuse_holds"] = reuseHoldsJson<Json>(t);
   timeline["node"] = t.node;
   timeline["phase"] = t.phase;
   timeline["seconds"] = t.seconds;
@@ -168,6 +180,17 @@ std::string planToJson(const PlanBundle& plan) {
   }
   j["kernels"] = kernels;
   return j.dump(1) + "\n";
+}
+
+std::string timelineSummaryJson(const PlanBundle& plan) {
+  const PlanTimeline& t = plan.timeline;
+  nlohmann::json out = {{"graph", plan.graphId}, {"peak_bytes", t.peakBytes}, {"peak_step", t.peakStep}, {"steps", t.node.size()}};
+  nlohmann::json atPeak = nlohmann::json::object();
+  for (size_t c = 0; c < kTimelineCategories; ++c) atPeak[std::string(kTimelineCategoryNames[c])] = t.atPeak[c];
+  out["at_peak"] = atPeak;
+  out["at_peak_values"] = peakValuesJson<nlohmann::json>(t);
+  out["reuse_holds"] = reuseHoldsJson<nlohmann::json>(t);
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {

@@ -72,6 +72,8 @@ struct ReuseHold {
   int64_t heldOverSpan = 0;
   int64_t programPeak = 0;
   bool held = false;
+  // What the bytes left under the peak (negative: by how much they missed it).
+  [[nodiscard]] int64_t margin() const { return programPeak - heldOverSpan - static_cast<int64_t>(bytes); }
   friend bool operator==(const ReuseHold&, const ReuseHold&) = default;
 };
 
@@ -118,6 +120,9 @@ struct PlanBundle {
 [[nodiscard]] std::string graphFingerprint(const ir::Graph& graph);
 
 [[nodiscard]] std::string planToJson(const PlanBundle& plan);
+// What `lathe timeline --json` prints: the graph, the peak with its breakdown, the values held there
+// and the reuse holds, each value encoded as the bundle encodes it.
+[[nodiscard]] std::string timelineSummaryJson(const PlanBundle& plan);
 // Throws Error(BadInput) "<source>: <JSON path>: <what is wrong>" for the first bad value: not JSON,
 // nested or sized beyond the bounds, another format or version, a value of the wrong type or range,
 // an empty or duplicate name, a decision naming a node the plan does not list, an index beyond its

@@ -121,10 +121,7 @@ void useTimeline(const lathe::plan::PlanBundle& bundle) {
     sink += t.node.at(i).size() + static_cast<uint64_t>(t.phase.at(i) == 'f') + static_cast<uint64_t>(t.seconds.at(i) > 0);
     sink += total(i);
   }
-  nlohmann::json out = {{"graph", bundle.graphId}, {"peak_bytes", t.peakBytes}, {"peak_step", t.peakStep}, {"steps", steps}};
-  for (size_t c = 0; c < lathe::plan::kTimelineCategories; ++c)
-    out["at_peak"][std::string(lathe::plan::kTimelineCategoryNames[c])] = t.atPeak[c];
-  sink += out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).size();  // --json
+  sink += lathe::plan::timelineSummaryJson(bundle).size();  // --json
   if (steps != 0) sink += t.node.at(t.peakStep).size();  // text header
   for (size_t wanted : {size_t{1}, size_t{24}, steps}) {
     const size_t points = std::min(wanted, steps);
