@@ -10,22 +10,29 @@ back, the host launching a step while the device still runs the last.
 MagiCompiler (../shared/anchors, carried as .device/magi by prepare_deps.sh) runs as its anchor did:
 @magi_compile(dynamic_arg_dims={"x": 0}) on the layer class, HEURISTIC recompute. Its CompileConfig
 parses sys.argv, so this script takes its options from the environment: BENCH_STEPS (10),
-BENCH_TORCH_BUDGETS ("1.0,0.5"), BENCH_LATHE ("heuristic,budget:7GiB,...": policy[:memory][+offload],
-"+offload" planning activation offload with it), BENCH_MAGI (1), BENCH_TRACE_DIR (unset: a run
-folder per lathe variant under it), BENCH_PROFILE_STEPS (0: with BENCH_TRACE_DIR, that many steps of
-each lathe variant recorded by torch.profiler into its run folder as step.trace.json.gz, for
+BENCH_TORCH_BUDGETS ("1.0,0.5"; "1.0+nomix": that budget compiled with Inductor's mix-order
+reductions off), BENCH_LATHE ("heuristic,budget:7GiB,...": policy[:memory][+offload][+nomix],
+"+offload" planning activation offload with it, "+nomix" as above), BENCH_MAGI (1),
+BENCH_TRACE_DIR (unset: a run folder per lathe variant under it), BENCH_PROFILE_STEPS (0: with
+BENCH_TRACE_DIR, that many steps of each lathe variant recorded by torch.profiler into its run
+folder as step.trace.json.gz, for
 `lathe measure LOG --graph 0/0:lathe_joint_graph --trace TRACE`: the kernels' device time on the
-joint graph's nodes beside the planner's estimate).
+joint graph's nodes beside the planner's estimate), BENCH_SNAPSHOT (0: with BENCH_TRACE_DIR, "1"
+records one more step of each lathe variant under the allocator's memory history into its run
+folder as step.snapshot.pickle, for planned_vs_snapshot.py).
 Prints one table; writes every row to $OUT/runtime.jsonl as it is measured.
 """
 
+import contextlib
 import math
 import os
+import pickle
 import statistics
 import time
 import traceback
 
 import torch
+import torch._inductor.config
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -101,6 +108,13 @@ class Stack(nn.Module):
         return x
 
 
+def inductor_config(flags):
+    """Inductor's configuration for a variant's flags: "nomix" turns its mix-order reductions off."""
+    if "nomix" in flags:
+        return torch._inductor.config.patch({"triton.mix_order_reduction": False})
+    return contextlib.nullcontext()
+
+
 def step(fn, model, x):
     model.zero_grad(set_to_none=True)
     x.grad = None
@@ -167,6 +181,7 @@ def main():
     out_dir = os.environ.get("OUT", "/tmp")
     trace_root = os.environ.get("BENCH_TRACE_DIR")  # a run folder per lathe variant (capture, plans, profile)
     profile_steps = int(os.environ.get("BENCH_PROFILE_STEPS", "0"))
+    snapshot = os.environ.get("BENCH_SNAPSHOT", "0") == "1"
     rows_path = os.path.join(out_dir, "runtime.jsonl")
 
     torch.manual_seed(0)
@@ -189,6 +204,19 @@ def main():
             torch.cuda.synchronize()
         prof.export_chrome_trace(os.path.join(folder, "step.trace.json.gz"))
 
+    def record_snapshot(fn, module, path):
+        """One more step under the caching allocator's memory history, as offload_snapshot.py records
+        it, in this process (where the variants before have run): its peak above "before"."""
+        from offload_snapshot import relative_frames
+        before = settle(fn, module, x)
+        torch.cuda.memory._record_memory_history(max_entries=200000, stacks="python")
+        step(fn, module, x)
+        torch.cuda.synchronize()
+        with open(path, "wb") as f:
+            pickle.dump(relative_frames(torch.cuda.memory._snapshot(), os.getcwd() + os.sep), f)
+        torch.cuda.memory._record_memory_history(enabled=None)
+        return torch.cuda.max_memory_allocated() - before
+
     def run(name, make, module=model, trace_dir=None):
         torch._dynamo.reset()
         torch.cuda.empty_cache()
@@ -205,28 +233,35 @@ def main():
             if trace_dir and profile_steps > 0:
                 profile(fn, module, trace_dir)
                 row["profiled_steps"] = profile_steps
+            if trace_dir and snapshot:
+                path = os.path.join(trace_dir, "step.snapshot.pickle")
+                row["snapshot_peak_gib"] = record_snapshot(fn, module, path) / GiB
             record(row)
         except Exception as error:  # one failing variant must not hide the others
             traceback.print_exc()
             record({"variant": name, "error": f"{type(error).__name__}: {str(error)[:300]}"})
 
     run("eager", lambda: model)
-    for budget in [float(b) for b in torch_budgets.split(",") if b]:
-        def make(budget=budget):
+    for spec in [b for b in torch_budgets.split(",") if b]:
+        budget, *flags = spec.split("+")
+        def make(budget=float(budget)):
             compiled = torch.compile(model)
             def fn(inp):
                 with torch._functorch.config.patch(activation_memory_budget=budget):
                     return compiled(inp)
             return fn
-        run(f"torch.compile budget={budget}", make)
+        with inductor_config(flags):
+            run(f"torch.compile budget={float(budget)}{' nomix' if 'nomix' in flags else ''}", make)
     for spec in [s for s in lathe_specs.split(",") if s]:
-        # "budget:4GiB+offload": the policy, its memory, and activation offload.
-        planned, _, offload = spec.partition("+")
+        # "budget:4GiB+offload+nomix": the policy, its memory, activation offload, and Inductor's
+        # mix-order reductions off.
+        planned, *flags = spec.split("+")
         policy, _, memory = planned.partition(":")
         trace_dir = os.path.join(trace_root, spec.replace(":", "_").replace("+", "_")) if trace_root else None
-        run(f"lathe {spec}", lambda policy=policy, memory=memory, offload=offload, trace_dir=trace_dir: lathe.compile(
-            lambda inp: model(inp), policy=policy, memory=memory or None, activation_offload=offload == "offload",
-            trace_dir=trace_dir), trace_dir=trace_dir)
+        with inductor_config(flags):
+            run(f"lathe {spec}", lambda policy=policy, memory=memory, flags=flags, trace_dir=trace_dir: lathe.compile(
+                lambda inp: model(inp), policy=policy, memory=memory or None, activation_offload="offload" in flags,
+                trace_dir=trace_dir), trace_dir=trace_dir)
 
     # Last: MagiCompiler changes torch's global configuration when it compiles.
     if with_magi:
