@@ -3,7 +3,8 @@
 # build dependency but libzip, carried as .device/deps: see prepare_deps.sh), then runs bench.py.
 #   device run, carry [".device/deps", ".device/magi"]:  bash bench/device/runtime/run.sh
 # (bench.py's options are environment variables: see its docstring; BENCH_SCRIPT runs another
-# script of this folder after the build, e.g. make_run_folder.py)
+# script of this folder after the build, e.g. make_run_folder.py; a BENCH_TRACE_DIR under $OUT
+# comes back as $OUT/<its name>.tar.gz)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 deps=$PWD/.device/deps
@@ -27,4 +28,12 @@ if [ -d .device/magi ]; then  # MagiCompiler and the packages it needs that the 
 else
   export BENCH_MAGI=0
 fi
-python3 "bench/device/runtime/${BENCH_SCRIPT:-bench.py}"
+status=0
+python3 "bench/device/runtime/${BENCH_SCRIPT:-bench.py}" || status=$?
+# Run folders written under $OUT come back as one archive: the device returns only so many files
+# and folders so deep (a run folder's plans/ did not come back, nor the later variants' logs).
+if [ -n "${BENCH_TRACE_DIR:-}" ] && [ -d "$BENCH_TRACE_DIR" ] && [ -n "${OUT:-}" ] && [[ "$(realpath "$BENCH_TRACE_DIR")" == "$(realpath "$OUT")"/* ]]; then
+  name=$(basename "$BENCH_TRACE_DIR")
+  tar czf "$OUT/$name.tar.gz" -C "$(dirname "$BENCH_TRACE_DIR")" "$name" && rm -rf "$BENCH_TRACE_DIR"
+fi
+exit "$status"
