@@ -205,17 +205,13 @@ def main():
         prof.export_chrome_trace(os.path.join(folder, "step.trace.json.gz"))
 
     def record_snapshot(fn, module, path):
-        """One more step under the caching allocator's memory history, as offload_snapshot.py records
-        it, in this process (where the variants before have run): its peak above "before"."""
-        from offload_snapshot import relative_frames
-        before = settle(fn, module, x)
-        torch.cuda.memory._record_memory_history(max_entries=200000, stacks="python")
-        step(fn, module, x)
-        torch.cuda.synchronize()
+        """One more step recorded as offload_snapshot.py records it, in this process (where the
+        variants before have run), written to `path`: its peak above "before"."""
+        from offload_snapshot import record_step
+        _, peak, snapshot = record_step(fn, module, x)
         with open(path, "wb") as f:
-            pickle.dump(relative_frames(torch.cuda.memory._snapshot(), os.getcwd() + os.sep), f)
-        torch.cuda.memory._record_memory_history(enabled=None)
-        return torch.cuda.max_memory_allocated() - before
+            pickle.dump(snapshot, f)
+        return peak
 
     def run(name, make, module=model, trace_dir=None):
         torch._dynamo.reset()

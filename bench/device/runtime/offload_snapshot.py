@@ -111,11 +111,29 @@ def analyze(snapshot, device=0):
         print(f"  {total / MiB:8.1f} {n:6d}  {key}")
 
 
+def record_step(fn, model, x):
+    """One step of `fn` after warm-up (bench.py's settle), under the caching allocator's memory
+    history: the bytes allocated before it, its peak above them, and the snapshot (frames under the
+    checkout named from its root)."""
+    import torch
+
+    from bench import settle, step
+
+    before = settle(fn, model, x)
+    torch.cuda.memory._record_memory_history(max_entries=200000, stacks="python")
+    step(fn, model, x)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - before
+    snapshot = relative_frames(torch.cuda.memory._snapshot(), os.getcwd() + os.sep)
+    torch.cuda.memory._record_memory_history(enabled=None)
+    return before, peak, snapshot
+
+
 def main():
     import torch
 
     import lathe
-    from bench import Stack, settle, step
+    from bench import Stack, step
     from rows import planner_fields, predicted_peak_above_before
 
     policy = os.environ.get("BENCH_POLICY", "budget")
@@ -133,13 +151,7 @@ def main():
         fn = lathe.compile(lambda inp: model(inp), policy=policy, memory=memory, activation_offload=offload,
                            trace_dir=trace_dir)
         step(fn, model, x)  # compiles
-        before = settle(fn, model, x)
-        torch.cuda.memory._record_memory_history(max_entries=200000, stacks="python")
-        step(fn, model, x)
-        torch.cuda.synchronize()
-        measured = torch.cuda.max_memory_allocated() - before
-        snapshot = relative_frames(torch.cuda.memory._snapshot(), os.getcwd() + os.sep)
-        torch.cuda.memory._record_memory_history(enabled=None)
+        before, measured, snapshot = record_step(fn, model, x)
         name = f"offload-snapshot-{policy}-{memory or 'none'}-{'offload' if offload else 'resident'}.pickle"
         with open(os.path.join(out_dir, name), "wb") as f:
             pickle.dump(snapshot, f)

@@ -8,10 +8,9 @@ the board's power are sampled (nvidia-smi) after each block.
 Prints one table; writes every row to $OUT/profiler_effect.jsonl.
 """
 
-import gzip
-import json
 import os
 import subprocess
+import sys
 import tempfile
 
 import torch
@@ -19,6 +18,10 @@ import torch
 import lathe
 from bench import Stack, settle, step
 from rows import Rows
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "plan"))
+from model_vs_gpu import trace_figures  # noqa: E402
+from runtime_step import device_and_host  # noqa: E402
 
 
 def smi():
@@ -49,11 +52,9 @@ def timed(fn, model, x, steps, profiled=False):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.json.gz")
         prof.export_chrome_trace(path)
-        events = json.load(gzip.open(path))["traceEvents"]
-    kernels = [e for e in events if e.get("cat") == "kernel" and e.get("ph") == "X"]
-    busy = sum(k["dur"] for k in kernels) / steps / 1e3
-    span = (max(k["ts"] + k["dur"] for k in kernels) - min(k["ts"] for k in kernels)) / steps / 1e3
-    return start.elapsed_time(end) / steps, busy, span
+        busy, _, _ = device_and_host(path, steps)
+        span, _ = trace_figures(path, steps)
+    return start.elapsed_time(end) / steps, busy * 1e3, span * 1e3
 
 
 def main():
