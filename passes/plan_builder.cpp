@@ -169,6 +169,7 @@ plan::PlanBundle buildPlanBundle(const PassContext& context, const PipelineRun& 
                             std::string(context.graph.name(check.forNode)), check.step, check.bytes, check.heldOverSpan,
                             check.programPeak, check.held});
   }
+  t.backwardKernels = planned.schedule.backwardKernels;
   for (size_t i = 0; i < planned.schedule.nodes.size(); ++i) {
     t.node.emplace_back(context.graph.name(planned.schedule.nodes[i]));
     t.phase.push_back(planned.schedule.phase[i] == analysis::Phase::Forward ? 'f' : 'b');

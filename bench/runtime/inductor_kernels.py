@@ -1,14 +1,16 @@
-"""Inductor's generated kernels beside the plan's fusion groups, for one training step.
+"""Inductor's generated kernels beside the plan's two notions of a kernel, for one training step.
 
 A TORCH_TRACE log keeps the wrapper code of each compiled program (`inductor_output_code`): before
 every Triton kernel launch a comment names the FX nodes it computes ("Topologically Sorted Source
-Nodes"). The plan's fusion pass says which nodes of the joint graph it expects to share a kernel
-(the plan bundle's `nodes.group`, the groups the step-time estimate prices as one kernel each).
-This compares the two on the joint graph's compute nodes (views, getitems and placeholders left
-out): how many kernels each makes, and of the pairs of nodes Inductor computes in one kernel, the
-share the plan puts in one group (recall), and of the plan's pairs, the share Inductor does
-(precision). A node both forward and backward compute (recomputed) counts once, by its backward
-kernel.
+Nodes"). The plan has two notions of one kernel: the fusion pass's groups (the plan bundle's
+`nodes.group`, what the step-time estimate prices as one kernel each) and the memory timeline's
+kernels of the backward (`timeline.backward_kernels`: the outputs of each kernel the timeline runs,
+as it models Inductor's fusion). Each is compared with Inductor's kernels on the joint graph's
+compute nodes (views, getitems and placeholders left out): of the pairs of nodes Inductor computes
+in one kernel, the share the plan puts together (recall), and of the plan's pairs, the share
+Inductor does (precision). A node both forward and backward compute (recomputed) counts once, by
+its backward kernel. Inductor names a recomputed forward node by its source name (`q_7`, `h_10`),
+not the joint graph's: such nodes are left out of both sides.
 
   python3 bench/runtime/inductor_kernels.py LOG PLAN.json [LATHE]
 
@@ -91,19 +93,20 @@ def main():
     for name, group in zip(names, group_of):
         if group >= 0 and name in compute and name in kernel_of:
             plan_groups.setdefault(group, set()).add(name)
-    inductor_pairs = pairs(inductor_groups.values())
-    plan_pairs = pairs(plan_groups.values())
-    shared = inductor_pairs & plan_pairs
-    same = sum(1 for g in inductor_groups.values() if len(g) > 1 and g in plan_groups.values())
-    multi = sum(1 for g in inductor_groups.values() if len(g) > 1)
-    print(f"{'':44s} {'Inductor':>10s} {'plan':>10s}")
-    print(f"{'Triton kernels / fusion groups (2+ nodes)':44s} {multi:10d} {sum(1 for g in plan_groups.values() if len(g) > 1):10d}")
-    print(f"{'compute nodes in them':44s} {len(kernel_of):10d} {sum(len(g) for g in plan_groups.values()):10d}")
-    print(f"{'pairs of nodes in one kernel':44s} {len(inductor_pairs):10d} {len(plan_pairs):10d}")
-    print(f"pairs in both: {len(shared)}; recall {len(shared) / max(1, len(inductor_pairs)):.3f}, "
-          f"precision {len(shared) / max(1, len(plan_pairs)):.3f}; Inductor kernels the plan has as one group: "
-          f"{same} of {multi}")
-
+    timeline = plan["timeline"]
+    fused = [{timeline["node"][step] for step in kernel} & kernel_of.keys() for kernel in timeline.get("backward_kernels", [])]
+    print(f"{'':28s} {'kernels':>8s} {'nodes':>6s} {'pairs':>7s} {'shared':>7s} {'recall':>7s} {'precision':>9s}")
+    multi = [g for g in inductor_groups.values() if len(g) > 1]
+    print(f"{'Inductor':28s} {len(multi):8d} {sum(len(g) for g in multi):6d} {len(pairs(multi)):7d}")
+    for label, groups in (("fusion groups", plan_groups.values()), ("timeline's backward kernels", fused)):
+        # Inductor's pairs among the nodes this side places (the timeline places kernel outputs)
+        inside = set().union(*groups) if groups else set()
+        groups = [g for g in groups if len(g) > 1]
+        inductor_pairs = {p for p in pairs(inductor_groups.values()) if p <= inside}
+        plan_pairs = pairs(groups)
+        shared = inductor_pairs & plan_pairs
+        print(f"{label:28s} {len(groups):8d} {len(inside):6d} {len(plan_pairs):7d} {len(shared):7d} "
+              f"{len(shared) / max(1, len(inductor_pairs)):7.3f} {len(shared) / max(1, len(plan_pairs)):9.3f}")
 
 if __name__ == "__main__":
     main()

@@ -5,6 +5,7 @@
 #include <map>
 #include <queue>
 #include <span>
+#include <tuple>
 #include <utility>
 
 #include "ir/op_info.h"
@@ -71,11 +72,29 @@ class KernelPaths {
   std::vector<ir::NodeId> touched_;
 };
 
-// A program's order as Inductor runs it: pointwise ops that read the same buffer, iterate as many
-// elements and do not depend on one another through an op outside a kernel (a matmul) are one
-// kernel, which runs where its first op stands, after what it reads: what its outputs need and has
-// not run yet runs just before it, as Inductor's scheduler orders its fused nodes (by their first
-// member, each after its dependencies, torch/_inductor/scheduler.py topological_sort_schedule).
+// The elements the kernel computing `id` iterates: a reduction's input's, a pointwise op's own. A
+// norm's weight-gradient column sum runs in one kernel with the same norm's input gradient (both
+// read the gradient and the normalized input), which is why that sum cannot join the next norm's
+// (fed by the input gradient through a matmul) and why neither output takes over a buffer the
+// other reads.
+uint64_t iteratedElements(const ir::Graph& graph, const StorageFacts& facts, ir::NodeId id) {
+  if (!facts.inlinable[id]) {
+    for (ir::NodeId in : graph.inputs(id)) {
+      if (graph.node(in).meta.isTensor()) return graph.node(in).meta.numel();
+    }
+  }
+  return graph.node(id).meta.numel();
+}
+
+// A program's order as Inductor runs it: the values its lowering writes to buffers (kernel outputs,
+// reductions, values inlined into too many reads) that read the same buffer at the same indices,
+// or one the other's output, iterate as many elements and do not depend on one another through an
+// op outside a kernel (a matmul) are one kernel, joined in the order of Inductor's fusion score.
+// A kernel runs whole where its first output stands, after what it reads: what its outputs need
+// and has not run yet runs just before it, as Inductor's scheduler orders its fused nodes (by
+// their first member, each after its dependencies, torch/_inductor/scheduler.py
+// topological_sort_schedule). Checked against the kernels Inductor generated for three plans on
+// the H100 (bench/runtime/inductor_kernels.py): the same pairs of outputs in one kernel.
 // In a Llama FFN backward the graph computes the recomputed activation and the up gradient before
 // the matmul that makes the activation's gradient, and the weight-gradient matmuls read them there;
 // Inductor computes them in one kernel with the gate gradient, after that matmul, and its six
@@ -85,7 +104,12 @@ class KernelPaths {
 // norm and query projection a layer early (docs/benchmarks.md, "memory=4.7GiB in a run of its
 // own"). A stable topological order: every op keeps its place but for the kernels and what they
 // need.
-std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts& facts, std::span<const ir::NodeId> order) {
+struct KernelOrder {
+  std::vector<ir::NodeId> nodes;
+  std::vector<std::vector<uint32_t>> kernels;  // the outputs of each, by index into nodes, ascending
+};
+
+KernelOrder inKernelOrder(const ir::Graph& graph, const StorageFacts& facts, std::span<const ir::NodeId> order) {
   const size_t count = order.size();
   std::vector<uint32_t> position(graph.size(), UINT32_MAX);
   for (uint32_t i = 0; i < count; ++i) position[order[i]] = i;
@@ -98,20 +122,65 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
   constexpr size_t kWalkBound = 64;
   std::vector<ir::NodeId> walk;
   // A kernel's output: a fusible value something outside a kernel reads (views looked through).
+  // The order is the backward's: a reader outside it is the step's output or a forward op, which
+  // read a recomputed value's first computation, not this one (a residual the backward recomputes
+  // is inlined into both norms that read it, as Inductor does).
   const auto writtenOut = [&](ir::NodeId id) {
     walk.assign(1, id);
     for (size_t i = 0; i < walk.size() && i < kWalkBound; ++i) {
       for (ir::NodeId user : graph.users(walk[i])) {
+        if (position[user] == UINT32_MAX && graph.node(user).kind != ir::NodeKind::Output) continue;
         if (!inKernel(user)) return true;
         if (view(user)) walk.push_back(user);
       }
     }
     return false;
   };
-  // (buffer, output) for each buffer an output's kernel reads: a value no kernel computes, found
-  // through the fusible ops it is computed from, graph inputs included.
-  std::vector<std::pair<ir::NodeId, uint32_t>> reads;
+  // (buffer, output) for each buffer an output's kernel reads: a value no kernel computes or one
+  // Inductor realizes, found through the values it inlines, graph inputs included.
   std::vector<uint8_t> member(count, 0);
+  // What Inductor's lowering realizes into a buffer besides a kernel's outputs: every reduction, a
+  // value read by more than one op once its inlined expression reads more than 4 buffers
+  // (realize_reads_threshold), any value reading more than 8 (realize_acc_reads_threshold). A
+  // chain of residual adds recomputed from the layer stack's input is written out every few
+  // layers, and a norm reads the nearest one, not the stack's input.
+  constexpr size_t kFanoutReads = 4, kAccumulatedReads = 8;
+  std::vector<uint8_t> realized(count, 0);
+  // A buffer as a kernel reads it: `shifted` when an op between them moves elements (a slice, a
+  // cat, a slice_scatter), so the kernel loads it at other indices than its own. Inductor scores a
+  // fusion by the reads two kernels make at the same indices: a RoPE backward reads the sine table
+  // shifted by half a head, the forward's RoPE reads it in place.
+  struct BufferRead {
+    ir::NodeId buffer;
+    bool shifted;
+    auto operator<=>(const BufferRead&) const = default;
+  };
+  const auto movesElements = [&](ir::NodeId id) {
+    const ir::OpInfo& info = ir::lookupOp(graph.str(graph.node(id).target));
+    return info.category == ir::OpCategory::DataMovement || info.name == "aten.slice";
+  };
+  std::vector<std::vector<BufferRead>> buffersRead(count);
+  std::vector<std::pair<BufferRead, uint32_t>> reads;
+  const auto readsOf = [&](ir::NodeId id) {
+    std::vector<BufferRead> found;
+    const bool shifts = movesElements(id);
+    for (ir::NodeId in : graph.inputs(id)) {
+      if (!graph.node(in).meta.isTensor()) continue;
+      if (!inKernel(in) || realized[position[in]]) {
+        found.push_back({in, shifts});
+      } else {
+        for (const BufferRead& inner : buffersRead[position[in]]) found.push_back({inner.buffer, inner.shifted || shifts});
+      }
+    }
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    return found;
+  };
+  const auto distinctBuffers = [](const std::vector<BufferRead>& found) {
+    size_t distinct = 0;
+    for (size_t k = 0; k < found.size(); ++k) distinct += k == 0 || found[k].buffer != found[k - 1].buffer;
+    return distinct;
+  };
   // Each step's place in Inductor's scheduler, which counts its nodes (kernel outputs, reductions,
   // extern kernels and the parts of their results), not the views and the values it inlines.
   std::vector<uint32_t> scheduled(count, 0);
@@ -121,33 +190,26 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
     scheduled[i] = scheduledSoFar;
     const ir::Node& node = graph.node(id);
     if (node.kind != ir::NodeKind::CallFunction) continue;
-    const bool isMember = fusible[id] && !view(id) && node.meta.isTensor() && writtenOut(id);
-    if (isMember || facts.partOfTuple[id] != ir::kNoNode ||
-        (!view(id) && !(fusible[id] && facts.inlinable[id]))) {
-      ++scheduledSoFar;
-    }
-    if (!isMember) continue;
-    member[i] = 1;
-    walk.assign(1, id);
-    const size_t readsBefore = reads.size();
-    for (size_t w = 0; w < walk.size() && w < kWalkBound; ++w) {
-      for (ir::NodeId in : graph.inputs(walk[w])) {
-        if (inKernel(in)) {
-          if (std::find(walk.begin(), walk.end(), in) == walk.end()) walk.push_back(in);
-        } else if (graph.node(in).meta.isTensor()) {
-          reads.emplace_back(in, i);
-        }
+    if (inKernel(id) && node.meta.isTensor()) {
+      buffersRead[i] = readsOf(id);
+      if (!view(id)) {
+        const size_t users = std::count_if(graph.users(id).begin(), graph.users(id).end(),
+                                           [&](ir::NodeId user) { return position[user] != UINT32_MAX; });
+        const size_t buffers = distinctBuffers(buffersRead[i]);
+        realized[i] = !facts.inlinable[id] || (users > 1 && buffers > kFanoutReads) || buffers > kAccumulatedReads;
       }
     }
-    std::sort(reads.begin() + static_cast<ptrdiff_t>(readsBefore), reads.end());
-    reads.erase(std::unique(reads.begin() + static_cast<ptrdiff_t>(readsBefore), reads.end()), reads.end());
+    const bool isMember = fusible[id] && !view(id) && node.meta.isTensor() && writtenOut(id);
+    realized[i] |= isMember ? 1 : 0;
+    if (realized[i] || facts.partOfTuple[id] != ir::kNoNode || (!view(id) && !(fusible[id] && facts.inlinable[id]))) {
+      ++scheduledSoFar;
+    }
+    if (!realized[i]) continue;
+    member[i] = 1;
+    for (const BufferRead& read : buffersRead[i]) reads.emplace_back(read, i);
   }
-  // The buffers' readers together, larger buffers first: Inductor fuses the pairs that share the
-  // most bytes first.
-  std::sort(reads.begin(), reads.end(), [&](const auto& a, const auto& b) {
-    const uint64_t bytesA = facts.bytes[a.first], bytesB = facts.bytes[b.first];
-    return bytesA != bytesB ? bytesA > bytesB : a < b;
-  });
+  // Each buffer's readers together, in program order.
+  std::sort(reads.begin(), reads.end());
   KernelPaths paths(graph, fusible);
   // Kernels: outputs joined through the buffers they share, two kernels only where no output of
   // one depends on an output of the other through an op outside them (a kernel stays small).
@@ -176,7 +238,7 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
     }
     for (uint32_t x : members[a]) {
       for (uint32_t y : members[b]) {
-        if (graph.node(order[x]).meta.numel() != graph.node(order[y]).meta.numel() ||
+        if (iteratedElements(graph, facts, order[x]) != iteratedElements(graph, facts, order[y]) ||
             paths.dependsOutsideKernel(position, order[std::min(x, y)], order[std::max(x, y)])) {
           return false;
         }
@@ -184,24 +246,69 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
     }
     return true;
   };
+  // Candidate pairs, each scored by the bytes of all the buffers both read, fused best first (as
+  // Inductor's get_possible_fusions orders them): a norm's column sum shares the gradient, the
+  // normalized input and the residual with its own input gradient, one residual with the next norm.
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> shared;
   for (size_t begin = 0; begin < reads.size();) {
     size_t end = begin;
     while (end < reads.size() && reads[end].first == reads[begin].first) ++end;
+    const uint64_t bytes = facts.bytes[reads[begin].first.buffer];
+    // A kernel reading another's output where it is written joins it (vertical fusion).
+    const uint32_t producer = reads[begin].first.shifted ? UINT32_MAX : position[reads[begin].first.buffer];
     for (size_t a = begin; a < end; ++a) {
+      if (producer != UINT32_MAX && member[producer] && scheduled[reads[a].second] - scheduled[producer] <= kFusionDistance) {
+        shared[{producer, reads[a].second}] += bytes;
+      }
       for (size_t b = a + 1; b < end && b <= a + kPairAttempts; ++b) {
         if (scheduled[reads[b].second] - scheduled[reads[a].second] > kFusionDistance) break;
-        const uint32_t first = root(reads[a].second), second = root(reads[b].second);
-        if (first == second || !joinable(first, second)) continue;
-        parent[first] = second;
-        members[second].insert(members[second].end(), members[first].begin(), members[first].end());
-        members[first].clear();
+        shared[{reads[a].second, reads[b].second}] += bytes;
       }
     }
     begin = end;
   }
+  // Inductor's score (choices.py score_fusion): two reductions or two pointwise kernels before a
+  // reduction with a pointwise one, then the bytes shared. Two reductions over different
+  // dimensions of one tensor (a norm's column sum and row sum: a mix-order reduction) score the
+  // elements they iterate, not bytes, so a column sum sharing one full-size buffer with another
+  // norm's column sum joins that one instead: on the H100, layer 3's FFN-norm weight gradient
+  // went with its attention norm's, read through the residual both recompute.
+  const auto reduction = [&](uint32_t i) { return !facts.inlinable[order[i]]; };
+  struct Candidate {
+    uint32_t a, b;
+    bool sameKind;
+    uint64_t score;
+  };
+  std::vector<Candidate> candidates;
+  candidates.reserve(shared.size());
+  for (const auto& [pair, bytes] : shared) {
+    const auto [a, b] = pair;
+    const bool mixOrder = reduction(a) && reduction(b) &&
+                          graph.node(order[a]).meta.numel() != graph.node(order[b]).meta.numel();
+    candidates.push_back({a, b, reduction(a) == reduction(b), mixOrder ? iteratedElements(graph, facts, order[a]) : bytes});
+  }
+  // Equal scores: the nearer pair first (Inductor's proximity score). On the H100 layer 1's query
+  // RoPE, recomputed for its attention backward, went with layer 2's RoPE backward, the nearest
+  // kernel reading the cosine table as it does, not with layer 3's.
+  const auto apart = [&](const Candidate& c) { return scheduled[c.b] - scheduled[c.a]; };
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const Candidate& x, const Candidate& y) {
+    if (x.sameKind != y.sameKind) return x.sameKind > y.sameKind;
+    if (x.score != y.score) return x.score > y.score;
+    return apart(x) < apart(y);
+  });
+  for (const Candidate& candidate : candidates) {
+    const uint32_t first = root(candidate.a), second = root(candidate.b);
+    if (first == second || !joinable(first, second)) continue;
+    parent[first] = second;
+    members[second].insert(members[second].end(), members[first].begin(), members[first].end());
+    members[first].clear();
+  }
   // Each op's place: its own, a kernel output's its kernel's first, and no later than the first
-  // place of what reads it (walking the order backwards, readers come first).
+  // place of what reads it (walking the order backwards, readers come first). An op is the
+  // kernel's own at that place when it is one of its outputs not needed earlier, or a fusible value
+  // computed inside it (read by an op of its own at the same place).
   std::vector<uint32_t> first(count, UINT32_MAX), key(count, 0);
+  std::vector<uint8_t> own(count, 0);
   for (uint32_t i = 0; i < count; ++i) {
     if (member[i]) first[root(i)] = std::min(first[root(i)], i);
   }
@@ -210,8 +317,20 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
     for (ir::NodeId user : graph.users(order[i])) {
       if (position[user] != UINT32_MAX && position[user] > i) key[i] = std::min(key[i], key[position[user]]);
     }
+    if (member[i]) {
+      own[i] = key[i] == first[root(i)] && members[root(i)].size() > 1;
+    } else if (fusible[order[i]] && key[i] < i) {
+      for (ir::NodeId user : graph.users(order[i])) {
+        const uint32_t u = position[user];
+        if (u != UINT32_MAX && u > i && key[u] == key[i] && own[u]) own[i] = 1;
+      }
+    }
   }
-  // Kahn's algorithm by (place, graph order).
+  // Kahn's algorithm by (place, graph order), a kernel's own ops after everything else at its
+  // place: the kernel runs whole, after all that any of its outputs needs, as Inductor orders a
+  // fused node (its first member's place, each dependency before it). So a norm's weight-gradient
+  // sum fused with a later norm's waits for the later one's inputs, and the gradients it reads
+  // through its inlined values live until then.
   std::vector<uint32_t> waiting(count, 0), stamp(count, UINT32_MAX);
   for (uint32_t i = 0; i < count; ++i) {
     for (ir::NodeId in : graph.inputs(order[i])) {
@@ -220,9 +339,9 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
       ++waiting[i];
     }
   }
-  using Entry = std::pair<uint32_t, uint32_t>;
+  using Entry = std::tuple<uint32_t, uint8_t, uint32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
-  const auto push = [&](uint32_t i) { ready.emplace(key[i], i); };
+  const auto push = [&](uint32_t i) { ready.emplace(key[i], own[i], i); };
   for (uint32_t i = 0; i < count; ++i) {
     if (waiting[i] == 0) push(i);
   }
@@ -230,7 +349,7 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
   result.reserve(count);
   std::fill(stamp.begin(), stamp.end(), UINT32_MAX);
   while (!ready.empty()) {
-    const uint32_t i = ready.top().second;
+    const uint32_t i = std::get<2>(ready.top());
     ready.pop();
     result.push_back(order[i]);
     for (ir::NodeId user : graph.users(order[i])) {
@@ -240,8 +359,18 @@ std::vector<ir::NodeId> inKernelOrder(const ir::Graph& graph, const StorageFacts
       if (--waiting[u] == 0) push(u);
     }
   }
-  if (result.size() != count) return {order.begin(), order.end()};  // not a DAG in this order
-  return result;
+  if (result.size() != count) return {{order.begin(), order.end()}, {}};  // not a DAG in this order
+  std::vector<uint32_t> ranAt(graph.size(), UINT32_MAX);
+  for (uint32_t k = 0; k < count; ++k) ranAt[result[k]] = k;
+  KernelOrder kernelOrder{std::move(result), {}};
+  for (uint32_t i = 0; i < count; ++i) {
+    if (!member[i] || root(i) != i) continue;
+    std::vector<uint32_t>& outputs = kernelOrder.kernels.emplace_back();
+    for (uint32_t m : members[i]) outputs.push_back(ranAt[order[m]]);
+    std::sort(outputs.begin(), outputs.end());
+  }
+  std::sort(kernelOrder.kernels.begin(), kernelOrder.kernels.end());
+  return kernelOrder;
 }
 
 }  // namespace
@@ -253,9 +382,13 @@ StepSchedule trainingSchedule(const ir::Graph& graph, const StepPartition& parti
   schedule.nodes = partition.forward;
   schedule.phase.assign(partition.forward.size(), Phase::Forward);
   schedule.backwardStart = schedule.nodes.size();
-  const std::vector<ir::NodeId> backward = inKernelOrder(graph, *facts, partition.backward);
-  schedule.nodes.insert(schedule.nodes.end(), backward.begin(), backward.end());
+  KernelOrder backward = inKernelOrder(graph, *facts, partition.backward);
+  schedule.nodes.insert(schedule.nodes.end(), backward.nodes.begin(), backward.nodes.end());
   schedule.phase.resize(schedule.nodes.size(), Phase::Backward);
+  for (std::vector<uint32_t>& outputs : backward.kernels) {
+    for (uint32_t& step : outputs) step += static_cast<uint32_t>(schedule.backwardStart);
+  }
+  schedule.backwardKernels = std::move(backward.kernels);
   return schedule;
 }
 
@@ -697,7 +830,7 @@ MemoryTimeline memoryTimeline(const ir::Graph& graph, const GraphInputs& inputs,
   const auto sameKernel = [&](size_t in, const StorageLife& other, const StorageLife& out) {
     return other.node != out.node && other.phase == out.phase && other.first < out.first &&
            readersBegin[in + 1] - readersBegin[in] <= kReadersBound &&
-           graph.node(other.node).meta.numel() == graph.node(out.node).meta.numel() &&
+           iteratedElements(graph, facts, other.node) == iteratedElements(graph, facts, out.node) &&
            !paths.dependsOutsideKernel(stepIn[static_cast<size_t>(out.phase)], other.node, out.node);
   };
   const auto readInSameKernel = [&](size_t in, const StorageLife& out) {

@@ -56,6 +56,9 @@ struct StepSchedule {
   std::vector<ir::NodeId> nodes;  // executions in order (a recomputed node appears twice)
   std::vector<Phase> phase;       // parallel to nodes
   size_t backwardStart = 0;       // index of the first backward execution (= size for inference)
+  // The backward's kernels as Inductor fuses them (trainingSchedule): the steps of each kernel's
+  // outputs, ascending; kernels in order of their first step.
+  std::vector<std::vector<uint32_t>> backwardKernels;
 };
 
 // Program order of a graph run on its own (inference, or a forward or backward graph).

@@ -167,6 +167,7 @@ std::string planToJson(const PlanBundle& plan) {
   timeline["at_peak"] = atPeak;
   timeline["at_peak_values"] = peakValuesJson<Json>(t);
   timeline["reuse_holds"] = reuseHoldsJson<Json>(t);
+  timeline["backward_kernels"] = t.backwardKernels;
   timeline["node"] = t.node;
   timeline["phase"] = t.phase;
   timeline["seconds"] = t.seconds;
@@ -458,6 +459,24 @@ PlanBundle planFromJson(std::string_view text, const std::string& sourceName) {
       h.programPeak = r.value<int64_t>(item, "program_peak");
       h.held = r.value<bool>(item, "held");
       tl.reuseHolds.push_back(std::move(h));
+    });
+  }
+  if (r.has(t, "backward_kernels")) {  // bundles written before it have none
+    uint32_t previousFirst = 0;
+    r.forEach(r.field(t, "backward_kernels"), [&](const At& kernel) {
+      std::vector<uint32_t> outputs;
+      r.forEach(kernel, [&](const At& step) { outputs.push_back(r.as<uint32_t>(step)); });
+      if (outputs.empty()) r.fail(kernel, "a kernel has outputs");
+      if (!std::is_sorted(outputs.begin(), outputs.end()) ||
+          std::adjacent_find(outputs.begin(), outputs.end()) != outputs.end()) {
+        r.fail(kernel, "steps must ascend");
+      }
+      if (outputs.back() >= steps) {
+        r.fail(kernel, std::to_string(outputs.back()) + " is not a step of the timeline (it has " + std::to_string(steps) + ")");
+      }
+      if (outputs.front() < previousFirst) r.fail(kernel, "kernels must be in order of their first step");
+      previousFirst = outputs.front();
+      tl.backwardKernels.push_back(std::move(outputs));
     });
   }
   const At peakBytesAt = r.field(t, "peak_bytes");

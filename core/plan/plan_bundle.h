@@ -16,6 +16,7 @@
 //                           "wait_after", "reload_after" ("": the backward's start), "first_use",
 //                           "off_gpu_step", "on_gpu_step", "out_start", "out_end", "in_start", "in_end"}]},
 //    "timeline": {"peak_bytes", "peak_step", "at_peak": {category: bytes}, "backward_start",
+//                 "at_peak_values": [...], "reuse_holds": [...], "backward_kernels": [[steps], ...],
 //                 "node": [...], "phase": "ff..bb", "seconds": [...], category: [...] per category},
 //    "estimates": {"step_seconds", "peak_bytes", ...},
 //    "kernels": [{"manifest": PATH, "format": "lathe.kernels/1", "targets": ["sm_90a", ...],
@@ -85,6 +86,9 @@ struct PlanTimeline {
   // What makes up atPeak but for the weights: every value live at the peak, largest first.
   std::vector<PeakValue> atPeakValues;
   std::vector<ReuseHold> reuseHolds;  // in step order
+  // The backward's kernels as the timeline models Inductor's fusion: the steps of each kernel's
+  // outputs, ascending, kernels by their first step.
+  std::vector<std::vector<uint32_t>> backwardKernels;
   std::vector<std::string> node;  // executed node per step
   std::string phase;              // 'f' or 'b' per step
   std::vector<double> seconds;    // estimated start time of each step

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/hw_profile.h"
@@ -263,6 +265,31 @@ TEST(PlanBundle, ReuseHoldsAreTheChecksTheyList) {
   }
 }
 
+// The backward's kernels name backward steps, each output in one kernel, and a norm's backward is
+// one kernel: its weight-gradient sum over the tokens, its sum over the hidden size and the input
+// gradient they make (Inductor's mix-order reduction).
+TEST(PlanBundle, BackwardKernelsHoldEachBackwardOutputOnce) {
+  const PlanTimeline& t = planned().plan.timeline;
+  ASSERT_FALSE(t.backwardKernels.empty());
+  std::vector<int> kernelsOf(t.node.size(), 0);
+  bool normBackward = false;
+  for (const std::vector<uint32_t>& kernel : t.backwardKernels) {
+    ASSERT_FALSE(kernel.empty());
+    EXPECT_TRUE(std::is_sorted(kernel.begin(), kernel.end()));
+    size_t sums = 0;
+    for (uint32_t step : kernel) {
+      ASSERT_LT(step, t.node.size());
+      EXPECT_GE(step, t.backwardStart);
+      EXPECT_EQ(t.phase[step], 'b') << t.node[step];
+      ++kernelsOf[step];
+      sums += t.node[step].starts_with("sum_");
+    }
+    normBackward |= sums >= 2 && kernel.size() > sums;
+  }
+  EXPECT_TRUE(std::all_of(kernelsOf.begin(), kernelsOf.end(), [](int n) { return n <= 1; }));
+  EXPECT_TRUE(normBackward);
+}
+
 TEST(PlanBundle, EveryFieldDamagedIsBadInputOrAccepted) {
   // Each object field and the first item of each list: removed, made null, and replaced by a value
   // of another JSON type (taking turns, to keep the run short under the sanitizers). The reader may
@@ -334,6 +361,12 @@ TEST(PlanBundle, ValuesTheReaderWouldIndexAreCheckedAndNamedByPath) {
        "$.timeline.reuse_holds[0].held: expected true or false"},
       {[](Json& j) { j["timeline"]["reuse_holds"][0]["program_peak"] = 1.5; },
        "$.timeline.reuse_holds[0].program_peak: expected an integer"},
+      {[&](Json& j) { j["timeline"]["backward_kernels"][0] = Json::array({steps}); },
+       "$.timeline.backward_kernels[0]: " + std::to_string(steps) + " is not a step"},
+      {[](Json& j) { j["timeline"]["backward_kernels"][0] = Json::array(); }, "$.timeline.backward_kernels[0]: a kernel has outputs"},
+      {[](Json& j) { j["timeline"]["backward_kernels"][0] = Json::array({5, 3}); }, "$.timeline.backward_kernels[0]: steps must ascend"},
+      {[](Json& j) { std::swap(j["timeline"]["backward_kernels"][0], j["timeline"]["backward_kernels"][1]); },
+       "$.timeline.backward_kernels[1]: kernels must be in order of their first step"},
       {[](Json& j) { j["groups"][0]["anchor"] = ""; }, "$.groups[0].anchor: empty name"},
       {[](Json& j) { j["groups"][0]["anchor"] = j["groups"][1]["nodes"][0]; }, "$.groups[0].anchor"},
       {[](Json& j) { j["groups"][1] = j["groups"][0]; }, "in two fusion groups"},
