@@ -100,7 +100,7 @@ def main():
     print(f"{'Inductor':28s} {len(multi):8d} {sum(len(g) for g in multi):6d} {len(pairs(multi)):7d}")
     for label, groups in (("fusion groups", plan_groups.values()), ("timeline's backward kernels", fused)):
         # Inductor's pairs among the nodes this side places (the timeline places kernel outputs)
-        inside = set().union(*groups) if groups else set()
+        inside = set().union(*groups)
         groups = [g for g in groups if len(g) > 1]
         inductor_pairs = {p for p in pairs(inductor_groups.values()) if p <= inside}
         plan_pairs = pairs(groups)

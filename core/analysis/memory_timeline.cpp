@@ -136,16 +136,13 @@ KernelOrder inKernelOrder(const ir::Graph& graph, const StorageFacts& facts, std
     }
     return false;
   };
-  // (buffer, output) for each buffer an output's kernel reads: a value no kernel computes or one
-  // Inductor realizes, found through the values it inlines, graph inputs included.
-  std::vector<uint8_t> member(count, 0);
-  // What Inductor's lowering realizes into a buffer besides a kernel's outputs: every reduction, a
-  // value read by more than one op once its inlined expression reads more than 4 buffers
-  // (realize_reads_threshold), any value reading more than 8 (realize_acc_reads_threshold). A
-  // chain of residual adds recomputed from the layer stack's input is written out every few
-  // layers, and a norm reads the nearest one, not the stack's input.
+  // The kernels' outputs: what Inductor's lowering writes to a buffer. A value something outside a
+  // kernel reads, every reduction, a value read by more than one op once its inlined expression
+  // reads more than 4 buffers (realize_reads_threshold), any value reading more than 8
+  // (realize_acc_reads_threshold). A chain of residual adds recomputed from the layer stack's input
+  // is written out every few layers, and a norm reads the nearest one, not the stack's input.
   constexpr size_t kFanoutReads = 4, kAccumulatedReads = 8;
-  std::vector<uint8_t> realized(count, 0);
+  std::vector<uint8_t> member(count, 0);
   // A buffer as a kernel reads it: `shifted` when an op between them moves elements (a slice, a
   // cat, a slice_scatter), so the kernel loads it at other indices than its own. Inductor scores a
   // fusion by the reads two kernels make at the same indices: a RoPE backward reads the sine table
@@ -155,18 +152,16 @@ KernelOrder inKernelOrder(const ir::Graph& graph, const StorageFacts& facts, std
     bool shifted;
     auto operator<=>(const BufferRead&) const = default;
   };
-  const auto movesElements = [&](ir::NodeId id) {
-    const ir::OpInfo& info = ir::lookupOp(graph.str(graph.node(id).target));
-    return info.category == ir::OpCategory::DataMovement || info.name == "aten.slice";
-  };
+  // Per op: the buffers its value reads, found through the values it inlines (graph inputs
+  // included); then (read, output) for each buffer an output's kernel reads.
   std::vector<std::vector<BufferRead>> buffersRead(count);
   std::vector<std::pair<BufferRead, uint32_t>> reads;
   const auto readsOf = [&](ir::NodeId id) {
     std::vector<BufferRead> found;
-    const bool shifts = movesElements(id);
+    const bool shifts = facts.movesElements[id] != 0;
     for (ir::NodeId in : graph.inputs(id)) {
       if (!graph.node(in).meta.isTensor()) continue;
-      if (!inKernel(in) || realized[position[in]]) {
+      if (!inKernel(in) || member[position[in]]) {
         found.push_back({in, shifts});
       } else {
         for (const BufferRead& inner : buffersRead[position[in]]) found.push_back({inner.buffer, inner.shifted || shifts});
@@ -196,16 +191,14 @@ KernelOrder inKernelOrder(const ir::Graph& graph, const StorageFacts& facts, std
         const size_t users = std::count_if(graph.users(id).begin(), graph.users(id).end(),
                                            [&](ir::NodeId user) { return position[user] != UINT32_MAX; });
         const size_t buffers = distinctBuffers(buffersRead[i]);
-        realized[i] = !facts.inlinable[id] || (users > 1 && buffers > kFanoutReads) || buffers > kAccumulatedReads;
+        member[i] = !facts.inlinable[id] || (users > 1 && buffers > kFanoutReads) || buffers > kAccumulatedReads ||
+                    writtenOut(id);
       }
     }
-    const bool isMember = fusible[id] && !view(id) && node.meta.isTensor() && writtenOut(id);
-    realized[i] |= isMember ? 1 : 0;
-    if (realized[i] || facts.partOfTuple[id] != ir::kNoNode || (!view(id) && !(fusible[id] && facts.inlinable[id]))) {
+    if (member[i] || facts.partOfTuple[id] != ir::kNoNode || (!view(id) && !(fusible[id] && facts.inlinable[id]))) {
       ++scheduledSoFar;
     }
-    if (!realized[i]) continue;
-    member[i] = 1;
+    if (!member[i]) continue;
     for (const BufferRead& read : buffersRead[i]) reads.emplace_back(read, i);
   }
   // Each buffer's readers together, in program order.
@@ -566,6 +559,7 @@ StorageFacts storageFacts(const ir::Graph& graph) {
   facts.updatesInPlace.assign(graph.size(), 0);
   facts.fusible.assign(graph.size(), 0);
   facts.inlinable.assign(graph.size(), 0);
+  facts.movesElements.assign(graph.size(), 0);
   facts.workspace.assign(graph.size(), 0);
   facts.partOfTuple.assign(graph.size(), ir::kNoNode);
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
@@ -575,6 +569,7 @@ StorageFacts storageFacts(const ir::Graph& graph) {
     const ir::OpInfo& info = ir::lookupOp(graph.str(node.target));
     const auto ins = graph.inputs(id);
     facts.fusible[id] = info.fusible ? 1 : 0;
+    facts.movesElements[id] = info.category == ir::OpCategory::DataMovement || info.name == "aten.slice";
     facts.workspace[id] = workspaceBytes(graph, node, info);
     if (info.category == ir::OpCategory::View || info.category == ir::OpCategory::Getitem) {
       if (!ins.empty()) (graph.node(ins[0]).meta.isTensor() ? facts.aliasOf : facts.partOfTuple)[id] = ins[0];

@@ -132,6 +132,7 @@ struct StorageFacts {
   std::vector<uint8_t> updatesInPlace;  // 1: aliasOf is the tensor it writes into
   std::vector<uint8_t> fusible;         // 1: its op joins a generated kernel with what it reads
   std::vector<uint8_t> inlinable;       // 1: its value can live inside its readers' kernels
+  std::vector<uint8_t> movesElements;   // 1: its output reads its inputs at other indices (slice, cat, scatter)
   std::vector<uint64_t> workspace;      // bytes its op takes for itself while it runs (0: none known)
   // The op whose tuple result it indexes (a getitem of a value that is not a tensor): that op
   // allocates it, while it runs. kNoNode otherwise.

@@ -39,6 +39,13 @@ constexpr MeasuredCapture kMeasured[] = {
 };
 constexpr double kPeakTolerance = 0.07;
 
+// What the planned step holds before it starts: the graph's weights and inputs.
+uint64_t bytesBefore(const PlannedStep& step) {
+  const auto& atStart = step.timeline.live.front();
+  return atStart[static_cast<size_t>(analysis::MemoryCategory::Weights)] +
+         atStart[static_cast<size_t>(analysis::MemoryCategory::Inputs)];
+}
+
 class MeasuredPeaks : public ::testing::TestWithParam<MeasuredCapture> {};
 
 TEST_P(MeasuredPeaks, PlannedPeakIsTheMeasuredOne) {
@@ -51,9 +58,7 @@ TEST_P(MeasuredPeaks, PlannedPeakIsTheMeasuredOne) {
   const double planned = static_cast<double>(step.timeline.peakBytes);
   const double measured = static_cast<double>(m.measuredPeakBytes);
   EXPECT_NEAR(planned / measured, 1.0, kPeakTolerance) << m.capture << ": planned " << planned << " B, measured " << measured << " B";
-  const auto& atStart = step.timeline.live.front();
-  const double before = static_cast<double>(atStart[static_cast<size_t>(analysis::MemoryCategory::Weights)] +
-                                            atStart[static_cast<size_t>(analysis::MemoryCategory::Inputs)]);
+  const double before = static_cast<double>(bytesBefore(step));
   const double plannedDeltaGiB = (planned - before) / (1u << 30);
   EXPECT_NEAR(plannedDeltaGiB / m.measuredDeltaGiB, 1.0, m.deltaTolerance)
       << m.capture << ": the step's own memory, planned " << plannedDeltaGiB << " GiB, measured " << m.measuredDeltaGiB << " GiB";
@@ -110,9 +115,7 @@ TEST_P(MeasuredAttentionBackwards, PlannedAtEachIsWhatTheH100Held) {
   const PipelineRun run =
       runPipeline(context, parsePipeline("split,fusion,recompute(policy=file,path=" + results + "plan.json.gz)"));
   const PlannedStep step = plannedStep(context, run.finalState());
-  const auto& atStart = step.timeline.live.front();
-  const uint64_t before = atStart[static_cast<size_t>(analysis::MemoryCategory::Weights)] +
-                          atStart[static_cast<size_t>(analysis::MemoryCategory::Inputs)];
+  const uint64_t before = bytesBefore(step);
   size_t seen = 0;
   for (size_t i = step.schedule.backwardStart; i < step.schedule.nodes.size(); ++i) {
     if (!context.graph.name(step.schedule.nodes[i]).starts_with("_scaled_dot_product_cudnn_attention_backward")) continue;
@@ -141,10 +144,7 @@ double plannedPeakGiB(const std::string& run, const std::string& pipeline, const
   const PassContext context = target.context();
   const PipelineRun pipelineRun = runPipeline(context, parsePipeline(pipeline));
   const PlannedStep step = plannedStep(context, pipelineRun.finalState());
-  const auto& atStart = step.timeline.live.front();
-  const uint64_t before = atStart[static_cast<size_t>(analysis::MemoryCategory::Weights)] +
-                          atStart[static_cast<size_t>(analysis::MemoryCategory::Inputs)];
-  return static_cast<double>(step.timeline.peakBytes - before) / (1u << 30);
+  return static_cast<double>(step.timeline.peakBytes - bytesBefore(step)) / (1u << 30);
 }
 
 // The heuristic's plan for the same joint graph, against the peak the same H100 measured for it
